@@ -1,0 +1,3 @@
+"""mlprep: practise the implementation side of ML interviews, offline."""
+
+__version__ = "0.1.0"

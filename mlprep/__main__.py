@@ -1,0 +1,3 @@
+from mlprep.cli import main
+
+main()

@@ -1,0 +1,500 @@
+"""The grader toolkit: every grader in graders/ is written with these pieces and nothing else.
+
+A grader is a module of checks:
+
+    @check("matches torch.optim.AdamW over 200 float64 steps")
+    def lockstep_float64(sub, ctx):
+        got = sub.call("adamw", w, g, m, v, 1)          # the learner's code, in the sandbox
+        want = ctx.reference.adamw(w, g, m, v, 1)        # the reference, here
+        assert_close(got[0], want[0], what="w", scenario="float64, shape (3, 4)")
+
+Checks run in the judge process, which never runs learner code; the learner's code runs in a sandbox
+process (see _runner and _sandbox) that only ever hands back plain data. So whatever the learner's
+code does to NumPy, torch or this module inside its own process, the comparisons here are untouched.
+
+This module imports NumPy but not torch: NumPy-only graders stay fast. Torch is imported lazily by
+the helpers that need it.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+import tracemalloc
+from dataclasses import dataclass
+from typing import Any, Callable, NoReturn, Sequence
+
+import numpy as np
+
+from mlprep.grading._wire import Opaque, decode, encode
+
+__all__ = [
+    "check", "CheckFailed", "fail", "Opaque", "Submission", "Context",
+    "assert_close", "assert_equal", "assert_finite", "assert_shape", "assert_dtype", "tolerance_for",
+    "expect_sequence", "as_float", "inputs_unchanged", "gradcheck_float64", "value_and_grad",
+    "peak_traced_memory", "time_ratio", "GraderDefect",
+]
+
+# torch.testing.assert_close's defaults, per dtype: (rtol, atol).
+_TOLERANCES = {
+    "float64": (1e-7, 1e-7),
+    "float32": (1.3e-6, 1e-5),
+    "float16": (1e-3, 1e-5),
+    "bfloat16": (1.6e-2, 1e-5),
+    "complex128": (1e-7, 1e-7),
+    "complex64": (1.3e-6, 1e-5),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CheckSpec:
+    name: str
+    fn: Callable
+    devices: tuple[str, ...] | None  # None: device-independent, runs once
+
+
+def check(name: str, *, devices: Sequence[str] | None = None) -> Callable:
+    """Mark `fn(sub, ctx)` as a check. devices=("cpu", "cuda") runs it once per device."""
+
+    def mark(fn: Callable) -> Callable:
+        fn.__mlprep_check__ = CheckSpec(name, fn, tuple(devices) if devices else None)
+        return fn
+
+    return mark
+
+
+class CheckFailed(Exception):
+    """A wrong answer: the message is for the learner, details are numbers for --json."""
+
+    def __init__(self, message: str, details: dict[str, Any] | None = None):
+        super().__init__(message)
+        self.message = message
+        self.details = details or {}
+
+
+class GraderDefect(Exception):
+    """The grader or the reference is wrong: reported as mlprep's fault, never the learner's."""
+
+
+def fail(message: str, **details: Any) -> NoReturn:
+    raise CheckFailed(message, details)
+
+
+def _join(*parts: str) -> str:
+    return " ".join(p.strip() for p in parts if p and p.strip())
+
+
+def _scenario(scenario: str) -> str:
+    return f" ({scenario})" if scenario else ""
+
+
+# ---------------------------------------------------------------------------------------------
+# The two handles a check gets
+# ---------------------------------------------------------------------------------------------
+class Submission:
+    """The learner's code, reachable only through the sandbox."""
+
+    def __init__(self, sandbox: Any, device: str, timeout_s: float):
+        self._sandbox = sandbox
+        self.device = device
+        self._timeout_s = timeout_s
+        # One budget for the whole check, however many calls it makes.
+        self._deadline = time.monotonic() + timeout_s
+        self.last_mutated: list[str] = []
+        self.last_elapsed_s = 0.0
+
+    def call(self, fn: str, *args: Any, **kwargs: Any) -> Any:
+        """Call the learner's `fn(*args, **kwargs)`; tensors in the arguments move to this check's device."""
+        return self._request({"op": "call", "fn": fn, "args": list(args), "kwargs": kwargs}, f"running {fn}()")
+
+    def run(self, scenario: Callable, *args: Any, **kwargs: Any) -> Any:
+        """Run `scenario(learner_module, *args, **kwargs)` in the sandbox; scenario is a module-level function."""
+        message = {"op": "run", "module": scenario.__module__, "scenario": scenario.__name__, "args": list(args), "kwargs": kwargs}
+        return self._request(message, f"running the scenario {scenario.__name__}")
+
+    def _request(self, message: dict[str, Any], during: str, cutoff_s: float | None = None) -> Any:
+        message["device"] = self.device
+        start = time.perf_counter()
+        remaining = max(self._deadline - time.monotonic(), 0.0)
+        if cutoff_s is not None and cutoff_s < remaining:
+            reply = self._sandbox.request(message, cutoff_s, during, limit_s=cutoff_s)
+        else:
+            reply = self._sandbox.request(message, remaining, during, limit_s=self._timeout_s)
+        self.last_elapsed_s = time.perf_counter() - start
+        self.last_mutated = list(reply.get("mutated") or [])
+        return reply["value"]
+
+
+class Context:
+    """What a check knows besides the submission: the device, the reference, seeded randomness."""
+
+    def __init__(self, device: str, reference: Any):
+        self.device = device
+        self.reference = reference
+
+    def rng(self, seed: int) -> np.random.Generator:
+        return np.random.default_rng(seed)
+
+    def run_reference(self, scenario: Callable, *args: Any, **kwargs: Any) -> Any:
+        """The same scenario on the reference, here, on the CPU, with the same plain-data round trip."""
+        result = scenario(self.reference, *copy.deepcopy(args), **copy.deepcopy(kwargs))
+        return decode(encode(result))
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading what came back
+# ---------------------------------------------------------------------------------------------
+def _describe(value: Any) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, Opaque):
+        return f"a {value.type_name} object"
+    if _is_tensor(value):
+        return f"a tensor of shape {tuple(value.shape)} and dtype {_dtype_name(value.dtype)}"
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape} and dtype {value.dtype.name}"
+    if isinstance(value, (list, tuple)):
+        return f"a {type(value).__name__} of length {len(value)}"
+    return f"{type(value).__name__} {value!r}"[:120]
+
+
+def _is_tensor(value: Any) -> bool:
+    return type(value).__module__.startswith("torch") and hasattr(value, "dtype") and hasattr(value, "detach")
+
+
+def _dtype_name(dtype: Any) -> str:
+    if dtype is None:
+        return "float64"
+    text = str(dtype)
+    if text.startswith("torch."):
+        return text.removeprefix("torch.")
+    if isinstance(dtype, str):
+        return dtype
+    return np.dtype(dtype).name
+
+
+def _value_dtype(value: Any) -> str:
+    if _is_tensor(value) or isinstance(value, (np.ndarray, np.generic)):
+        return _dtype_name(value.dtype)
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int64"
+    return "float64"
+
+
+def _is_numeric(value: Any) -> bool:
+    if isinstance(value, (bool, int, float, np.ndarray, np.generic)):
+        return True
+    return _is_tensor(value)
+
+
+def _to_array(value: Any) -> np.ndarray:
+    """A NumPy view of a numeric value; tensors of any dtype become float64/int64/bool arrays."""
+    if _is_tensor(value):
+        t = value.detach().cpu()
+        if t.is_floating_point():
+            t = t.double()
+        elif t.is_complex():
+            t = t.to(dtype=__import__("torch").complex128)
+        return t.numpy()
+    arr = np.asarray(value)
+    if arr.dtype.kind == "f" and arr.dtype != np.float64:
+        arr = arr.astype(np.float64)
+    return arr
+
+
+def expect_sequence(got: Any, n: int, *, what: str, scenario: str = "") -> list:
+    """`got` as a list of n items (a tuple or a list), or a clean fail."""
+    if not isinstance(got, (list, tuple)) or len(got) != n:
+        fail(f"{what}{_scenario(scenario)}: expected a tuple of {n} values, got {_describe(got)}", expected_length=n)
+    return list(got)
+
+
+def as_float(got: Any, *, what: str, scenario: str = "") -> float:
+    """A scalar result (Python or NumPy number, 0-d array or tensor) as a float, or a clean fail."""
+    if isinstance(got, (list, tuple)) or not _is_numeric(got) or np.shape(_to_array(got)) not in ((), (1,)):
+        fail(f"{what}{_scenario(scenario)}: expected a scalar, got {_describe(got)}")
+    return float(_to_array(got).reshape(()))
+
+
+def _index(flat_index: int, shape: tuple[int, ...]) -> str:
+    if not shape:
+        return "(scalar)"
+    return str(tuple(int(i) for i in np.unravel_index(flat_index, shape)))
+
+
+def _fmt(x: Any, digits: int = 8) -> str:
+    if isinstance(x, (float, np.floating)):
+        return f"{float(x):.{digits}g}"
+    return repr(x.item() if hasattr(x, "item") else x)
+
+
+def _fmt_pair(expected: Any, got: Any) -> tuple[str, str]:
+    """Short numbers, unless they would print the same: then all the digits that tell them apart."""
+    short = _fmt(expected), _fmt(got)
+    return short if short[0] != short[1] else (_fmt(expected, 17), _fmt(got, 17))
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparisons
+# ---------------------------------------------------------------------------------------------
+def tolerance_for(dtype: Any) -> tuple[float, float]:
+    """(rtol, atol) of torch.testing.assert_close for this dtype; exact for integers and bools."""
+    return _TOLERANCES.get(_dtype_name(dtype), (0.0, 0.0))
+
+
+def _check_numeric_pair(got: Any, want: Any, what: str, scenario: str, hint: str = "") -> tuple[np.ndarray, np.ndarray]:
+    if not _is_numeric(got):
+        fail(_join(f"{what}{_scenario(scenario)}: expected {_describe(want)}, got {_describe(got)}.", hint))
+    got_arr, want_arr = _to_array(got), _to_array(want)
+    if got_arr.shape != want_arr.shape:
+        fail(_join(f"{what}{_scenario(scenario)}: expected shape {want_arr.shape}, got shape {got_arr.shape}.", hint),
+             expected_shape=list(want_arr.shape), got_shape=list(got_arr.shape))
+    if got_arr.dtype.kind not in "biufc":
+        fail(_join(f"{what}{_scenario(scenario)}: expected numbers, got values of dtype {got_arr.dtype}.", hint))
+    return got_arr, want_arr
+
+
+def assert_close(got: Any, want: Any, *, what: str, scenario: str = "", rtol: float | None = None, atol: float | None = None,
+                 dtype: Any = None, equal_nan: bool = False, hint: str = "") -> None:
+    """Values within the dtype's tolerance (of `dtype`, else of `want`); containers are not compared."""
+    if isinstance(want, (list, tuple)):
+        items = expect_sequence(got, len(want), what=what, scenario=scenario)
+        for i, (g, w) in enumerate(zip(items, want)):
+            assert_close(g, w, what=f"{what}[{i}]", scenario=scenario, rtol=rtol, atol=atol, dtype=dtype, equal_nan=equal_nan, hint=hint)
+        return
+    got_arr, want_arr = _check_numeric_pair(got, want, what, scenario, hint)
+    default_rtol, default_atol = tolerance_for(dtype if dtype is not None else _value_dtype(want))
+    rtol = default_rtol if rtol is None else rtol
+    atol = default_atol if atol is None else atol
+    g = got_arr.astype(np.complex128 if got_arr.dtype.kind == "c" or want_arr.dtype.kind == "c" else np.float64)
+    w = want_arr.astype(g.dtype)
+    both_nan = np.isnan(g) & np.isnan(w)
+    with np.errstate(invalid="ignore", over="ignore"):
+        abs_err = np.abs(g - w)
+        ok = (abs_err <= atol + rtol * np.abs(w)) | (g == w)  # g == w: matching infinities
+    ok = ok | (both_nan if equal_nan else False)
+    if ok.all():
+        return
+    bad = ~ok
+    first = int(np.flatnonzero(bad.ravel())[0])
+    shape = want_arr.shape
+    details = {
+        "what": what, "scenario": scenario, "shape": list(shape), "mismatches": int(bad.sum()), "size": int(bad.size),
+        "first_index": _index(first, shape), **dict(zip(("expected", "got"), _fmt_pair(w.ravel()[first], g.ravel()[first]))),
+        "rtol": rtol, "atol": atol,
+    }
+    finite_want = np.isfinite(w)
+    nonfinite_got = ~np.isfinite(g) & finite_want
+    if nonfinite_got.any():
+        at = int(np.flatnonzero(nonfinite_got.ravel())[0])
+        message = (f"{what}{_scenario(scenario)}: expected finite values, got {_fmt(g.ravel()[at])} at index {_index(at, shape)}"
+                   f" ({int(nonfinite_got.sum())} of {nonfinite_got.size} values are inf/NaN; expected {_fmt(w.ravel()[at])} there)")
+        raise CheckFailed(_join(message + ".", hint), details)
+    # Relative error only where it means something: at expected values that are not zero.
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        rel_err = np.where(finite_want & bad & (w != 0), abs_err / np.where(w != 0, np.abs(w), 1.0), 0.0)
+    masked_abs = np.where(bad & np.isfinite(abs_err), abs_err, 0.0)
+    details.update(max_abs_err=float(np.max(masked_abs)), max_rel_err=float(np.max(rel_err)))
+    message = (f"{what}{_scenario(scenario)}: {int(bad.sum())} of {bad.size} values differ; first at index {_index(first, shape)}:"
+               f" expected {details['expected']}, got {details['got']}. Max abs error {details['max_abs_err']:.3g},"
+               f" max rel error {details['max_rel_err']:.3g}; allowed |got - expected| <= {atol:g} + {rtol:g} * |expected|.")
+    raise CheckFailed(_join(message, hint), details)
+
+
+def assert_equal(got: Any, want: Any, *, what: str, scenario: str = "", hint: str = "") -> None:
+    """Exactly equal values (indices, counts, flags), element by element, containers not compared."""
+    if isinstance(want, (list, tuple)):
+        items = expect_sequence(got, len(want), what=what, scenario=scenario)
+        for i, (g, w) in enumerate(zip(items, want)):
+            assert_equal(g, w, what=f"{what}[{i}]", scenario=scenario, hint=hint)
+        return
+    if isinstance(want, dict):
+        if not isinstance(got, dict) or set(got) != set(want):
+            fail(_join(f"{what}{_scenario(scenario)}: expected a dict with keys {sorted(map(str, want))}, got {_describe(got)}", hint))
+        for key in want:
+            assert_equal(got[key], want[key], what=f"{what}[{key!r}]", scenario=scenario, hint=hint)
+        return
+    if not _is_numeric(want):
+        if got != want:
+            fail(_join(f"{what}{_scenario(scenario)}: expected {want!r}, got {_describe(got)}", hint), expected=repr(want), got=repr(got)[:200])
+        return
+    got_arr, want_arr = _check_numeric_pair(got, want, what, scenario, hint)
+    bad = ~((got_arr == want_arr) | (np.isnan(got_arr) & np.isnan(want_arr) if want_arr.dtype.kind in "fc" and got_arr.dtype.kind in "fc" else False))
+    if not np.any(bad):
+        return
+    first = int(np.flatnonzero(np.asarray(bad).ravel())[0])
+    expected, got_value = _fmt(want_arr.ravel()[first]), _fmt(got_arr.ravel()[first])
+    message = (f"{what}{_scenario(scenario)}: {int(np.sum(bad))} of {want_arr.size} values differ; first at index"
+               f" {_index(first, want_arr.shape)}: expected {expected}, got {got_value}.")
+    raise CheckFailed(_join(message, hint), {"what": what, "scenario": scenario, "first_index": _index(first, want_arr.shape), "expected": expected, "got": got_value})
+
+
+def assert_finite(got: Any, *, what: str, scenario: str = "", hint: str = "") -> None:
+    if isinstance(got, (list, tuple)):
+        for i, item in enumerate(got):
+            assert_finite(item, what=f"{what}[{i}]", scenario=scenario, hint=hint)
+        return
+    if not _is_numeric(got):
+        fail(f"{what}{_scenario(scenario)}: expected numbers, got {_describe(got)}")
+    arr = _to_array(got)
+    if arr.dtype.kind not in "fc":
+        return
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        first = int(np.flatnonzero(bad.ravel())[0])
+        message = (f"{what}{_scenario(scenario)}: expected finite values, got {_fmt(arr.ravel()[first])} at index"
+                   f" {_index(first, arr.shape)} ({int(bad.sum())} of {arr.size} values are inf/NaN).")
+        raise CheckFailed(_join(message, hint), {"what": what, "scenario": scenario, "first_index": _index(first, arr.shape), "nonfinite": int(bad.sum())})
+
+
+def assert_shape(got: Any, shape: Sequence[int], *, what: str, scenario: str = "") -> None:
+    if not _is_numeric(got):
+        fail(f"{what}{_scenario(scenario)}: expected an array of shape {tuple(shape)}, got {_describe(got)}")
+    actual = tuple(np.shape(_to_array(got)))
+    if actual != tuple(shape):
+        fail(f"{what}{_scenario(scenario)}: expected shape {tuple(shape)}, got shape {actual}", expected_shape=list(shape), got_shape=list(actual))
+
+
+def assert_dtype(got: Any, dtype: Any, *, what: str, scenario: str = "", hint: str = "") -> None:
+    expected = _dtype_name(dtype)
+    if not (_is_tensor(got) or isinstance(got, (np.ndarray, np.generic))):
+        fail(f"{what}{_scenario(scenario)}: expected a {expected} array or tensor, got {_describe(got)}")
+    actual = _dtype_name(got.dtype)
+    if actual != expected:
+        fail(_join(f"{what}{_scenario(scenario)}: expected dtype {expected}, got {actual}.", hint), expected=expected, got=actual)
+
+
+# ---------------------------------------------------------------------------------------------
+# Probes and budgets
+# ---------------------------------------------------------------------------------------------
+def inputs_unchanged(sub: Submission, fn_name: str, *args: Any, scenario: str = "", **kwargs: Any) -> Any:
+    """Call fn and fail if it modified any argument in place; returns the result."""
+    result = sub.call(fn_name, *args, **kwargs)
+    if sub.last_mutated:
+        fail(f"{fn_name}() modified its input {', '.join(sub.last_mutated)} in place{_scenario(scenario)}; the caller's data"
+             " must be left unchanged: compute new arrays/lists instead of writing into the arguments", mutated=sub.last_mutated)
+    return result
+
+
+def value_and_grad(module: Any, fn_name: str, args: Sequence[Any], wrt: Sequence[int], kwargs: dict | None = None,
+                   output_index: int | None = None, seed: int = 0, output_mask: Any = None) -> tuple[Any, list]:
+    """Scenario: fn's output and the gradients of sum(output * fixed random weights) w.r.t. args[i], i in wrt.
+    `output_mask` (bool, broadcastable to the output) zeroes the weights of positions the contract leaves ungraded."""
+    import torch
+
+    args = list(args)
+    for i in wrt:
+        args[i] = args[i].detach().clone().requires_grad_(True)
+    out = getattr(module, fn_name)(*args, **(kwargs or {}))
+    if output_index is not None:
+        out = out[output_index]
+    if not isinstance(out, torch.Tensor):
+        raise TypeError(f"{fn_name}() returned {type(out).__name__}, expected a tensor (gradients need a tensor output)")
+    if not out.requires_grad:
+        raise TypeError(f"{fn_name}()'s output is not connected to its inputs in autograd (a .detach(), .item(), .numpy() round trip or torch.no_grad() somewhere?)")
+    generator = torch.Generator().manual_seed(seed)
+    weights = torch.randn(out.shape, generator=generator, dtype=torch.float64).to(device=out.device, dtype=out.dtype)
+    if output_mask is not None:
+        weights = weights * output_mask.to(device=out.device, dtype=out.dtype)
+    (out * weights).sum().backward()
+    return out.detach(), [args[i].grad for i in wrt]
+
+
+_gradchecked: set[tuple[str, str]] = set()
+
+
+def gradcheck_float64(sub: Submission, ctx: Context, fn_name: str, args: Sequence[Any], wrt: Sequence[int], *,
+                      scenario: str, kwargs: dict | None = None, output_index: int | None = None, output_mask: Any = None,
+                      hint: str = "") -> None:
+    """The learner's float64 autograd gradients equal the true ones (the reference's, itself verified by
+    torch.autograd.gradcheck against central differences). Arguments are numbered from 1 in messages."""
+    import torch
+
+    got = sub.run(value_and_grad, fn_name, list(args), list(wrt), kwargs, output_index, 0, output_mask)
+    want_value, want_grads = ctx.run_reference(value_and_grad, fn_name, list(args), list(wrt), kwargs, output_index, 0, output_mask)
+    _verify_reference_gradient(ctx, fn_name, args, wrt, kwargs, output_index, scenario, output_mask)
+    got_value, got_grads = expect_sequence(got, 2, what=f"gradient of {fn_name}()", scenario=scenario)
+    got_grads = expect_sequence(got_grads, len(want_grads), what=f"gradients of {fn_name}()", scenario=scenario)
+    for i, got_grad, want_grad in zip(wrt, got_grads, want_grads):
+        what = f"d(output)/d(argument {i + 1}) of {fn_name}()"
+        if got_grad is None:
+            fail(_join(f"{what}{_scenario(scenario)}: no gradient reached this input; the output must be computed from it with torch operations.", hint))
+        assert_finite(got_grad, what=what, scenario=scenario, hint=hint or "gradients must stay finite: avoid log(0), 0/0 and inf - inf, also in masked branches")
+        assert_close(got_grad, want_grad, what=what, scenario=scenario + ", float64", dtype=torch.float64, hint=hint)
+
+
+def _verify_reference_gradient(ctx: Context, fn_name: str, args: Sequence[Any], wrt: Sequence[int], kwargs: dict | None,
+                               output_index: int | None, scenario: str, output_mask: Any = None) -> None:
+    import torch
+
+    key = (fn_name, scenario)
+    if key in _gradchecked:
+        return
+    fn = getattr(ctx.reference, fn_name)
+    inputs = [args[i].detach().clone().requires_grad_(True) for i in wrt]
+
+    def partial(*xs: Any) -> Any:
+        full = list(args)
+        for i, x in zip(wrt, xs):
+            full[i] = x
+        out = fn(*full, **(kwargs or {}))
+        out = out[output_index] if output_index is not None else out
+        return out * output_mask.to(out.dtype) if output_mask is not None else out
+
+    if not torch.autograd.gradcheck(partial, inputs, raise_exception=False):
+        raise GraderDefect(f"the reference's gradient of {fn_name}() fails torch.autograd.gradcheck ({scenario})")
+    _gradchecked.add(key)
+
+
+def peak_traced_memory(module: Any, fn_name: str, args: Sequence[Any], kwargs: dict | None = None) -> tuple[Any, int]:
+    """Scenario: (result, peak bytes traced by tracemalloc during the call)."""
+    _tm_start()
+    try:
+        result = getattr(module, fn_name)(*args, **(kwargs or {}))
+        if not _tm_is_tracing():
+            raise RuntimeError("your code stopped tracemalloc, which this exercise uses to measure memory")
+        _, peak = _tm_get_traced_memory()
+    finally:
+        _tm_stop()
+    return result, peak
+
+
+# Bound at import, before any learner code runs in the sandbox.
+_tm_start, _tm_stop, _tm_is_tracing, _tm_get_traced_memory = tracemalloc.start, tracemalloc.stop, tracemalloc.is_tracing, tracemalloc.get_traced_memory
+
+
+def time_ratio(sub: Submission, ctx: Context, scenario: Callable, *args: Any, repeats: int = 3, max_ratio: float | None = None,
+               what: str = "", hint: str = "", **kwargs: Any) -> tuple[float, float, float]:
+    """(learner seconds, reference seconds, ratio), best of `repeats`, measured in this same run.
+
+    The reference runs first, here; the learner is timed from the judge around the sandbox round trip,
+    so it cannot fake its time. With `max_ratio`, a learner run still going at max_ratio times the
+    reference's time (plus a second for the round trip) is stopped and the check fails: a slow
+    submission costs the bound, not the whole time limit."""
+    from mlprep.grading._runner import SubmissionTimeout
+
+    reference = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        ctx.run_reference(scenario, *args, **kwargs)
+        reference.append(time.perf_counter() - start)
+    best_reference = max(min(reference), 1e-9)
+    cutoff = max_ratio * best_reference + 1.0 if max_ratio is not None else None
+    learner = []
+    for _ in range(repeats):
+        message = {"op": "run", "module": scenario.__module__, "scenario": scenario.__name__, "args": list(args), "kwargs": kwargs}
+        try:
+            sub._request(message, f"running the timed scenario {scenario.__name__}", cutoff_s=cutoff)
+        except SubmissionTimeout:
+            if cutoff is None or sub._deadline - time.monotonic() <= 0:
+                raise
+            fail(_join(f"{what or scenario.__name__}: stopped after {cutoff:.2f} s, more than {max_ratio:g}x the reference's"
+                       f" {best_reference:.2f} s measured in the same run.", hint), reference_s=best_reference, cutoff_s=cutoff, max_ratio=max_ratio)
+        learner.append(sub.last_elapsed_s)
+    best_learner = min(learner)
+    return best_learner, best_reference, best_learner / best_reference

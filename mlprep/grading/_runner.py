@@ -1,0 +1,263 @@
+"""The judge's handle on one sandbox process: start it, send requests, enforce time and output limits.
+
+Every way the learner's process can misbehave ends up as one of three exceptions, which the engine
+turns into a verdict for the check that was running: SubmissionRaised (their code raised),
+SubmissionCrashed (the process died: segfault, os._exit, memory), SubmissionTimeout (no answer in
+time; the whole process group is killed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mlprep.grading import _wire
+
+OUTPUT_KEEP_BYTES = 16 * 1024  # what we keep of the learner's prints, to show them
+OUTPUT_FLOOD_BYTES = 1 * 2**20  # more than this in one check is a flood and fails the check
+IMPORT_GRACE_S = 60.0  # on top of the per-check limit: importing torch on a busy machine is slow
+
+
+class SubmissionProblem(Exception):
+    """The learner's code misbehaved; the message says how, for the learner."""
+
+    def __init__(self, message: str, details: dict[str, Any] | None = None):
+        super().__init__(message)
+        self.message = message
+        self.details = details or {}
+
+
+class SubmissionRaised(SubmissionProblem):
+    pass
+
+
+class SubmissionCrashed(SubmissionProblem):
+    pass
+
+
+class SubmissionTimeout(SubmissionProblem):
+    pass
+
+
+class SandboxBroken(Exception):
+    """mlprep's own part of the sandbox failed before the learner's file was imported."""
+
+
+def describe_error(error: dict[str, Any]) -> str:
+    kind = error.get("kind")
+    if kind == "not_implemented":
+        return f"not implemented yet: NotImplementedError: {error.get('message', '')}".rstrip(": ")
+    if kind == "exit":
+        return f"your code {error['message']}; return a value instead of exiting"
+    if kind == "memory":
+        return "your code ran out of memory (MemoryError): it allocated more than this exercise allows"
+    if kind == "unencodable":
+        return f"the value your code returned could not be read back ({error.get('type')}: {error.get('message')})"
+    text = f"your code raised {error.get('type')}: {error.get('message')}"
+    if error.get("traceback"):
+        text += "\n" + error["traceback"]
+    return text
+
+
+def _signal_name(returncode: int) -> str:
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+@dataclass
+class SandboxConfig:
+    submission: Path
+    grader: Path
+    grader_module: str
+    functions: tuple[str, ...]
+    memory_mb: int
+    timeout_s: float
+
+
+class Sandbox:
+    def __init__(self, config: SandboxConfig):
+        self.config = config
+        self.process: subprocess.Popen | None = None
+        self.output_head = bytearray()
+        self.output_total = 0
+        self._output_lock = threading.Lock()
+        self._workdir = tempfile.TemporaryDirectory(prefix="mlprep-sandbox-")
+        self.missing: list[str] = []
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the process and import the submission; raises SubmissionProblem if that fails."""
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        config = {
+            "fd_in": to_child_r,
+            "fd_out": from_child_w,
+            "submission": str(self.config.submission),
+            "grader": str(self.config.grader),
+            "grader_module": self.config.grader_module,
+            "functions": list(self.config.functions),
+            "memory_mb": self.config.memory_mb,
+        }
+        env = dict(os.environ)
+        package_parent = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = package_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env["PYTHONUNBUFFERED"] = "1"  # so prints before a crash still reach the learner
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "mlprep.grading._sandbox", json.dumps(config)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            pass_fds=(to_child_r, from_child_w),
+            start_new_session=True,  # its own process group, so a kill takes its children too
+            cwd=self._workdir.name,
+            env=env,
+        )
+        os.close(to_child_r)
+        os.close(from_child_w)
+        self._to_child, self._from_child = to_child_w, from_child_r
+        threading.Thread(target=self._drain_output, daemon=True).start()
+        self._limit_s = self.config.timeout_s + IMPORT_GRACE_S
+        try:
+            self._receive(IMPORT_GRACE_S, during="starting the sandbox")
+        except SubmissionProblem as problem:
+            raise SandboxBroken(f"the sandbox did not start: {problem.message}\n{self.output_text()[-3000:]}") from None
+        reply = self._receive(self._limit_s, during="importing your file")
+        if not reply["ok"]:
+            error = reply["error"]
+            if error.get("type") == "SyntaxError" or error.get("type") == "IndentationError":
+                raise SubmissionRaised(f"your file does not parse: {error['type']}: {error['message']}\n{error.get('traceback', '')}".rstrip(), error)
+            raise SubmissionRaised("importing your file failed: " + describe_error(error), error)
+        self.missing = reply["missing"]
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.process.wait()
+        for fd in (self._to_child, self._from_child):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.process = None
+
+    def close(self) -> None:
+        self.stop()
+        self._workdir.cleanup()
+
+    # -- output ----------------------------------------------------------------------------------
+    def _drain_output(self) -> None:
+        stream = self.process.stdout
+        while True:
+            chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
+            if not chunk:
+                return
+            with self._output_lock:
+                self.output_total += len(chunk)
+                room = OUTPUT_KEEP_BYTES - len(self.output_head)
+                if room > 0:
+                    self.output_head += chunk[:room]
+
+    def output_text(self) -> str:
+        with self._output_lock:
+            text = self.output_head.decode("utf-8", errors="replace")
+            if self.output_total > len(self.output_head):
+                text += f"\n… ({self.output_total - len(self.output_head)} more bytes not shown)"
+            return text
+
+    # -- requests --------------------------------------------------------------------------------
+    def request(self, message: dict[str, Any], timeout_s: float, during: str, limit_s: float | None = None) -> Any:
+        """Send one request; `timeout_s` is what is left of the check's budget `limit_s`."""
+        self._limit_s = limit_s if limit_s is not None else timeout_s
+        deadline = time.monotonic() + timeout_s
+        data = _wire.encode(message)
+        self._write(struct.pack("<Q", len(data)) + data, deadline, during)
+        reply = self._receive(deadline - time.monotonic(), during)
+        if not reply["ok"]:
+            raise SubmissionRaised(describe_error(reply["error"]), reply["error"])
+        return reply
+
+    def _write(self, data: bytes, deadline: float, during: str) -> None:
+        view = memoryview(data)
+        while view:
+            remaining = deadline - time.monotonic()
+            _, ready, _ = select.select([], [self._to_child], [], max(remaining, 0))
+            if not ready:
+                self._fail_timeout(during)
+            try:
+                view = view[os.write(self._to_child, view[: 1 << 16]) :]
+            except BrokenPipeError:
+                self._fail_dead(during)
+
+    def _read_exact(self, n: int, deadline: float, during: str) -> bytes:
+        chunks, remaining = [], n
+        while remaining:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([self._from_child], [], [], max(left, 0))
+            if not ready:
+                self._fail_timeout(during)
+            chunk = os.read(self._from_child, min(remaining, 1 << 20))
+            if not chunk:
+                self._fail_dead(during)
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+
+    def _receive(self, timeout_s: float, during: str) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout_s
+        (size,) = struct.unpack("<Q", self._read_exact(8, deadline, during))
+        if size > _wire.MAX_MESSAGE_BYTES:
+            self.stop()
+            raise SubmissionCrashed(f"while {during}, your process sent a {size}-byte message, more than mlprep accepts")
+        try:
+            reply = _wire.decode(self._read_exact(size, deadline, during))
+        except _wire.WireError as exc:
+            self.stop()
+            raise SubmissionCrashed(f"while {during}, your process sent something that is not a result ({exc})") from None
+        if not isinstance(reply, dict) or "ok" not in reply:
+            self.stop()
+            raise SubmissionCrashed(f"while {during}, your process sent something that is not a result")
+        return reply
+
+    def _fail_timeout(self, during: str) -> None:
+        limit = self._limit_s
+        self.stop()
+        raise SubmissionTimeout(f"time limit of {limit:g} s reached while {during}: an infinite loop, a deadlock, or far too slow")
+
+    def _fail_dead(self, during: str) -> None:
+        process = self.process
+        try:
+            returncode = process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            returncode = None
+        self.stop()
+        if returncode is None:
+            raise SubmissionCrashed(f"your process closed its channel to mlprep while {during}")
+        if returncode < 0:
+            name = _signal_name(returncode)
+            why = {"SIGSEGV": "a segmentation fault", "SIGKILL": "killed (often: out of memory)", "SIGABRT": "aborted"}.get(name, name)
+            raise SubmissionCrashed(f"your process crashed with {name} ({why}) while {during}", {"signal": name})
+        raise SubmissionCrashed(
+            f"your process exited with code {returncode} while {during} (os._exit or a fatal error); return a value instead of exiting",
+            {"exit_code": returncode},
+        )

@@ -1,0 +1,179 @@
+"""The sandbox: the only process that ever runs the learner's code.
+
+It imports the grader (for its scenario functions), caps its own memory, imports the submission,
+then answers requests from the judge: call a learner function, or run a grader scenario on the
+learner's module. Everything it sends back is plain data (see _wire); it decides nothing.
+
+Started by _runner.Sandbox as `python -m mlprep.grading._sandbox CONFIG_JSON`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import json
+import os
+import resource
+import struct
+import sys
+import traceback
+from typing import Any
+
+from mlprep.grading import _wire
+
+# Bound now, before the learner's code can replace them.
+_os_read, _os_write = os.read, os.write
+_encode, _decode = _wire.encode, _wire.decode
+
+
+def _read_exact(fd: int, n: int) -> bytes:
+    chunks, remaining = [], n
+    while remaining:
+        chunk = _os_read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            raise EOFError
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def _receive(fd: int) -> Any:
+    (size,) = struct.unpack("<Q", _read_exact(fd, 8))
+    return _decode(_read_exact(fd, size), tensor_device="cpu")
+
+
+def _send(fd: int, obj: Any) -> None:
+    data = _encode(obj)
+    data = struct.pack("<Q", len(data)) + data
+    view = memoryview(data)
+    while view:
+        written = _os_write(fd, view)
+        view = view[written:]
+
+
+def _to_device(obj: Any, device: str) -> Any:
+    """Move every tensor in the arguments to the device this request runs on."""
+    if device == "cpu":
+        return obj
+    if isinstance(obj, list):
+        return [_to_device(x, device) for x in obj]
+    if isinstance(obj, tuple):
+        return tuple(_to_device(x, device) for x in obj)
+    if isinstance(obj, dict):
+        return {k: _to_device(v, device) for k, v in obj.items()}
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(obj, torch.Tensor):
+        return obj.detach().to(device).requires_grad_(obj.requires_grad)
+    return obj
+
+
+def _load_module(name: str, path: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _describe_exception(exc: BaseException, submission_path: str) -> dict[str, Any]:
+    """What the learner needs: the exception and the frames of their own file."""
+    if isinstance(exc, SystemExit):
+        return {"kind": "exit", "type": "SystemExit", "message": f"called sys.exit({exc.code!r})", "traceback": ""}
+    if isinstance(exc, MemoryError):
+        kind = "memory"
+    elif isinstance(exc, RecursionError):
+        kind = "recursion"
+    elif isinstance(exc, NotImplementedError):
+        kind = "not_implemented"
+    else:
+        kind = "exception"
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if os.path.abspath(f.filename) == submission_path]
+    lines = [f"  line {f.lineno}, in {f.name}: {(f.line or '').strip()}" for f in frames[-5:]]
+    if isinstance(exc, SyntaxError) and exc.filename and os.path.abspath(exc.filename) == submission_path:
+        lines = [f"  line {exc.lineno}: {(exc.text or '').rstrip()}"]
+    try:
+        message = str(exc)
+    except BaseException:
+        message = "<str() of the exception failed>"
+    return {"kind": kind, "type": type(exc).__name__, "message": message[:2000], "traceback": "\n".join(lines)}
+
+
+def _cap_memory(memory_mb: int) -> None:
+    """Address-space cap on top of what the imports already mapped. CUDA reserves huge virtual
+    ranges, so with a GPU present the cap would break CUDA itself and is not set."""
+    if memory_mb <= 0:
+        return
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        return
+    with open("/proc/self/status") as status:
+        vm_kib = next(int(line.split()[1]) for line in status if line.startswith("VmSize:"))
+    limit = vm_kib * 1024 + memory_mb * 2**20
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _argument_labels(fn: Any, args: list, kwargs: dict) -> list[tuple[str, Any]]:
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+        return list(bound.arguments.items())
+    except (TypeError, ValueError):
+        return [(f"argument {i + 1}", a) for i, a in enumerate(args)] + list(kwargs.items())
+
+
+def _mutated(labelled: list[tuple[str, Any]], before: list[bytes]) -> list[str]:
+    return [name for (name, value), old in zip(labelled, before) if _encode(value) != old]
+
+
+def _resolve_scenario(module_name: str, name: str, grader_module_name: str):
+    if module_name != grader_module_name and not module_name.startswith("mlprep.grading"):
+        raise LookupError(f"scenario {module_name}.{name} is not a grader or toolkit function")
+    module = sys.modules.get(module_name) or importlib.import_module(module_name)
+    return getattr(module, name)
+
+
+def main() -> None:
+    config = json.loads(sys.argv[1])
+    fd_in, fd_out = config["fd_in"], config["fd_out"]
+    submission_path = os.path.abspath(config["submission"])
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a segfault leaves no core file behind
+
+    _load_module(config["grader_module"], config["grader"])  # imports numpy/torch as needed
+    _cap_memory(config["memory_mb"])
+    _send(fd_out, {"ok": True, "booted": True})  # mlprep's own part started; what fails from here is the learner's
+    sys.path.insert(0, os.path.dirname(submission_path))
+    try:
+        submission = _load_module("submission", submission_path)
+    except BaseException as exc:  # SyntaxError, SystemExit, anything raised at import
+        _send(fd_out, {"ok": False, "error": _describe_exception(exc, submission_path)})
+        return
+    missing = [name for name in config["functions"] if not callable(getattr(submission, name, None))]
+    _send(fd_out, {"ok": True, "missing": missing})
+
+    while True:
+        try:
+            request = _receive(fd_in)
+        except EOFError:
+            return
+        try:
+            args = _to_device(request["args"], request["device"])
+            kwargs = _to_device(request["kwargs"], request["device"])
+            if request["op"] == "call":
+                fn = getattr(submission, request["fn"])
+                labelled = _argument_labels(fn, args, kwargs)
+                before = [_encode(value) for _, value in labelled]
+                value = fn(*args, **kwargs)
+                reply = {"ok": True, "value": value, "mutated": _mutated(labelled, before)}
+            else:
+                scenario = _resolve_scenario(request["module"], request["scenario"], config["grader_module"])
+                reply = {"ok": True, "value": scenario(submission, *args, **kwargs), "mutated": []}
+        except BaseException as exc:
+            reply = {"ok": False, "error": _describe_exception(exc, submission_path)}
+        try:
+            _send(fd_out, reply)
+        except BaseException as exc:  # the value could not be encoded, or the pipe broke
+            _send(fd_out, {"ok": False, "error": {"kind": "unencodable", "type": type(exc).__name__, "message": str(exc)[:500], "traceback": ""}})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,343 @@
+"""Rich rendering of what the commands produce. No logic here beyond layout.
+
+Everything that comes from outside mlprep (grader messages, the learner's output, prompts) goes in
+as `Text`, never as markup, so "index [0, 3]" prints as written. Markdown and Syntax are imported
+inside the functions that use them: they are slow to import and most commands never need them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+if TYPE_CHECKING:
+    from mlprep.bank import Exercise
+    from mlprep.results import CheckResult, GradeResult
+    from mlprep.store import GradeRecord, Reveal
+
+STATUS_STYLES = {
+    "pass": "bold green",
+    "passed": "green",
+    "fail": "bold red",
+    "error": "bold red",
+    "timeout": "bold magenta",
+    "skip": "dim",
+    "todo": "dim",
+    "attempted": "yellow",
+    "missed": "bold red",
+}
+OUTPUT_HEAD_LINES = 20
+DETAIL_VALUE_CHARS = 300
+
+
+def status_text(status: str) -> Text:
+    return Text(status, style=STATUS_STYLES.get(status, ""))
+
+
+def _first_line(message: str) -> str:
+    return message.splitlines()[0] if message else ""
+
+
+# -- list / show -----------------------------------------------------------------------------------
+
+
+def exercise_table(exercises: Sequence[Exercise], statuses: Mapping[str, str]) -> Table:
+    table = Table(show_edge=False, pad_edge=False, header_style="bold")
+    for column in ("id", "title", "kind", "topic", "difficulty", "status"):
+        table.add_column(column, no_wrap=column != "title")  # only the title may wrap
+    for exercise in exercises:
+        status = statuses.get(exercise.id, "todo")
+        table.add_row(
+            Text(exercise.id, style="bold"),
+            Text(exercise.title),
+            Text(exercise.kind),
+            Text(exercise.topic),
+            Text(exercise.difficulty),
+            status_text(status),
+        )
+    return table
+
+
+def exercise_header(exercise: Exercise, status: str) -> Text:
+    header = Text()
+    header.append(exercise.title, style="bold")
+    header.append(f"  ({exercise.id})\n", style="dim")
+    header.append(f"{exercise.kind} · {exercise.topic} · {exercise.difficulty} · status: ")
+    header.append(status, style=STATUS_STYLES.get(status, ""))
+    if exercise.functions:
+        header.append(f"\ndefine: {', '.join(exercise.functions)}")
+    header.append(f" · time limit {exercise.timeout_s:g} s per check")
+    return header
+
+
+def render_exercise(console: Console, exercise: Exercise, status: str) -> None:
+    from rich.markdown import Markdown
+
+    console.print(Panel(exercise_header(exercise, status), expand=False))
+    console.print(Markdown(exercise.prompt()))
+
+
+# -- grade -----------------------------------------------------------------------------------------
+
+
+def _detail_value(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= DETAIL_VALUE_CHARS else text[:DETAIL_VALUE_CHARS] + "…"
+
+
+def check_table(checks: Sequence[CheckResult]) -> Table:
+    table = Table(show_edge=False, pad_edge=False, header_style="bold")
+    table.add_column("status", no_wrap=True)
+    table.add_column("check")
+    table.add_column("message", overflow="fold")
+    table.add_column("time", justify="right", no_wrap=True)
+    for check in checks:
+        table.add_row(status_text(check.status), Text(check.name), Text(_first_line(check.message)), Text(f"{check.duration_s:.2f}s", style="dim"))
+    return table
+
+
+def failure_details(checks: Sequence[CheckResult]) -> Text:
+    """The full message and details of failed checks; checks that failed identically (a stub
+    raising NotImplementedError everywhere) are shown once, under all their names."""
+    text = Text()
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for check in checks:
+        key = (check.status, check.message, json.dumps(check.details, sort_keys=True, default=str))
+        groups.setdefault(key, []).append(check.name)
+    for number, ((status, message, _), names) in enumerate(groups.items()):
+        details = next(c.details for c in checks if c.name == names[0])
+        if number:
+            text.append("\n")
+        text.append(f"{status.upper()} ", style=STATUS_STYLES.get(status, ""))
+        text.append(", ".join(names), style="bold")
+        text.append("\n")
+        text.append(message or "(no message)")
+        shown = [(key, value) for key, value in details.items() if value not in ("", None, [], {})]
+        if shown:
+            text.append("\n  ")
+            text.append("  ·  ".join(f"{key}: {_detail_value(value)}" for key, value in shown), style="dim")
+    return text
+
+
+def output_head(output: str, lines: int = OUTPUT_HEAD_LINES) -> tuple[str, int]:
+    """The first `lines` lines of the learner's output and how many were left out."""
+    all_lines = output.rstrip("\n").splitlines()
+    return "\n".join(all_lines[:lines]), max(0, len(all_lines) - lines)
+
+
+def grade_summary(result: GradeResult, path: str | None = None) -> Text:
+    text = Text()
+    text.append(result.id, style="bold")
+    text.append(": ")
+    text.append(result.status.upper(), style=STATUS_STYLES.get(result.status, ""))
+    if result.message:
+        text.append(f" — {result.message}")
+    if path:
+        text.append(f"\n{path}", style="dim")
+    text.append(f"  ({result.device}, {result.duration_s:.1f}s)", style="dim")
+    return text
+
+
+def render_grade(console: Console, result: GradeResult, *, path: str | None = None) -> None:
+    console.print(grade_summary(result, path))
+    if result.checks:
+        console.print(check_table(result.checks))
+    failed = result.failed_checks()
+    if failed:
+        console.print(failure_details(failed))
+    if result.output:
+        head, left_out = output_head(result.output)
+        title = "your code printed" + (f" (first {OUTPUT_HEAD_LINES} lines; {left_out} more)" if left_out else "")
+        console.print(Panel(Text(head), title=title, title_align="left", expand=False, border_style="dim"))
+    if result.internal_error:
+        console.print(Text(
+            "This is a defect in mlprep or in this exercise's grader, not a verdict on your code. "
+            "Please report it (run with `mlprep --traceback grade ...` for details).",
+            style="bold magenta",
+        ))
+
+
+def grade_line(result: GradeResult) -> Text:
+    """One line per exercise, for the end of a multi-exercise grade."""
+    text = Text()
+    text.append(f"{result.status:<8}", style=STATUS_STYLES.get(result.status, ""))
+    text.append(result.id, style="bold")
+    if result.message:
+        text.append(f"  {_first_line(result.message)}")
+    return text
+
+
+# -- selfcheck -------------------------------------------------------------------------------------
+
+
+def selfcheck_progress_line(exercise_id: str, variant: str, result: GradeResult) -> Text:
+    text = Text(style="dim")
+    text.append(f"{exercise_id} {variant}: ")
+    text.append(result.status, style=STATUS_STYLES.get(result.status, ""))
+    text.append(f" ({result.duration_s:.1f}s)")
+    return text
+
+
+def _expect(status: str, want_pass: bool) -> Text:
+    good = (status == "pass") == want_pass
+    text = status_text(status)
+    text.append(" ✓" if good else " ✗ MISSED" if not want_pass else " ✗", style="green" if good else "bold red")
+    return text
+
+
+def kill_table(bugs: Iterable[Any]) -> Table:
+    table = Table(show_edge=False, pad_edge=False, header_style="bold", title_justify="left")
+    table.add_column("bug", overflow="fold", style="bold")
+    table.add_column("what it gets wrong", overflow="fold")
+    table.add_column("status", no_wrap=True)
+    table.add_column("caught by", overflow="fold")
+    for bug in bugs:
+        caught_by = ", ".join(bug.caught_by) if bug.caught_by else "—"
+        table.add_row(Text(bug.name), Text(bug.summary), _expect(bug.status, want_pass=False), Text(caught_by))
+    return table
+
+
+def render_selfcheck_exercise(console: Console, outcome: Any) -> None:
+    header = Text()
+    header.append(outcome.id, style="bold")
+    header.append(": ")
+    header.append("ok" if outcome.ok else "PROBLEMS", style="bold green" if outcome.ok else "bold red")
+    header.append("   reference ")
+    header.append_text(_expect(outcome.reference, want_pass=True))
+    header.append("   stub ")
+    header.append_text(_expect(outcome.stub, want_pass=False))
+    console.print(header)
+    if outcome.bugs:
+        console.print(kill_table(outcome.bugs))
+    variants = [("alternative", a) for a in outcome.alternatives]
+    # Variants the self-check derives itself (e.g. a stub that returns None): must fail.
+    variants += [("generated", g) for g in getattr(outcome, "generated", [])]
+    for label, alternative in variants:
+        line = Text(f"  {label} ")
+        line.append(alternative.name, style="bold")
+        line.append(": ")
+        line.append_text(_expect(alternative.status, want_pass=label == "alternative"))
+        if alternative.failed:
+            line.append(f"  {'failed' if label == 'alternative' else 'caught by'}: {', '.join(alternative.failed)}")
+        console.print(line)
+    for problem in outcome.problems:
+        console.print(Text(f"  ✗ {problem}", style="red"))
+    console.print()
+
+
+def render_selfcheck(console: Console, report: Any) -> None:
+    for outcome in report.exercises:
+        render_selfcheck_exercise(console, outcome)
+    n = len(report.exercises)
+    references = sum(o.reference == "pass" for o in report.exercises)
+    stubs = sum(o.stub != "pass" for o in report.exercises)
+    bugs = [b for o in report.exercises for b in o.bugs]
+    caught = sum(b.status != "pass" for b in bugs)
+    alternatives = [a for o in report.exercises for a in o.alternatives]
+    alt_ok = sum(a.status == "pass" for a in alternatives)
+    summary = Text()
+    summary.append("self-check: ", style="bold")
+    summary.append("OK" if report.ok else "FAILED", style="bold green" if report.ok else "bold red")
+    summary.append(
+        f" — references passing {references}/{n}, stubs failing {stubs}/{n}, "
+        f"bugs caught {caught}/{len(bugs)}, alternatives passing {alt_ok}/{len(alternatives)}"
+    )
+    console.print(summary)
+
+
+# -- hint / solution -------------------------------------------------------------------------------
+
+
+def hint_text(index: int, total: int, hint: str) -> Text:
+    text = Text()
+    text.append(f"hint {index + 1}/{total}: ", style="bold cyan")
+    text.append(hint)
+    return text
+
+
+def render_solution(console: Console, reference: str, diff: str | None, *, attempt: str | None) -> None:
+    from rich.syntax import Syntax
+
+    console.print(Panel(Syntax(reference.rstrip("\n"), "python", line_numbers=True, word_wrap=True), title="reference solution", title_align="left", expand=False))
+    if diff is None:
+        console.print(Text("no attempt of yours to compare with", style="dim"))
+    elif not diff:
+        console.print(Text(f"your attempt ({attempt}) is identical to the reference", style="dim"))
+    else:
+        console.print(Panel(Syntax(diff.rstrip("\n"), "diff", word_wrap=True), title=f"your attempt → reference   ({attempt})", title_align="left", expand=False))
+
+
+# -- progress --------------------------------------------------------------------------------------
+
+
+def topic_table(rows: Sequence[tuple[str, int, int, int, int]]) -> Table:
+    """rows: (topic, passed, attempted (started, not yet passed), todo, total)."""
+    table = Table(show_edge=False, pad_edge=False, header_style="bold", title="by topic", title_justify="left")
+    table.add_column("topic")
+    for column in ("passed", "attempted", "todo", "total"):
+        table.add_column(column, justify="right")
+    for topic, passed, attempted, todo, total in rows:
+        table.add_row(Text(topic), Text(str(passed), style="green" if passed else ""), Text(str(attempted)), Text(str(todo)), Text(str(total)))
+    if rows:
+        table.add_section()
+        table.add_row(Text("all", style="bold"), *(Text(str(sum(r[i] for r in rows)), style="bold") for i in range(1, 5)))
+    return table
+
+
+def history_table(grades: Sequence[GradeRecord]) -> Table:
+    table = Table(show_edge=False, pad_edge=False, header_style="bold", title="recent grades", title_justify="left")
+    for column in ("when (UTC)", "exercise", "status", "checks", "source", "device"):
+        table.add_column(column, no_wrap=column != "exercise")
+    for grade in grades:
+        status = "internal error" if grade.internal_error else grade.status
+        table.add_row(
+            Text(grade.graded_at.replace("+00:00", "")),
+            Text(grade.exercise_id, style="bold"),
+            Text(status, style="bold magenta" if grade.internal_error else STATUS_STYLES.get(grade.status, "")),
+            Text(f"{grade.checks_passed}/{grade.checks_total}"),
+            Text(grade.source),
+            Text(grade.device),
+        )
+    return table
+
+
+def render_progress(
+    console: Console,
+    *,
+    topics: Sequence[tuple[str, int, int, int, int]],
+    grades: Sequence[GradeRecord],
+    grades_total: int,
+    attempts_started: int,
+    hints: Mapping[str, tuple[int, int]],
+    reveals: Sequence[Reveal],
+) -> None:
+    """hints: exercise id -> (shown, available)."""
+    console.print(topic_table(topics))
+    console.print()
+    if grades:
+        console.print(history_table(grades))
+        if grades_total > len(grades):
+            console.print(Text(f"({grades_total - len(grades)} older grades not shown)", style="dim"))
+    else:
+        console.print(Text("no grades yet: start with `mlprep attempt ID`, then `mlprep grade ID`", style="dim"))
+    console.print()
+    line = Text()
+    line.append("attempts started: ", style="bold")
+    line.append(str(attempts_started))
+    line.append("   hints used: ", style="bold")
+    line.append(str(sum(shown for shown, _ in hints.values())))
+    if hints:
+        line.append(" (" + ", ".join(f"{e} {shown}/{available}" for e, (shown, available) in hints.items()) + ")")
+    line.append("   solutions revealed: ", style="bold")
+    line.append(str(len(reveals)))
+    forced = [r.exercise_id for r in reveals if r.forced]
+    if forced:
+        line.append(f" ({len(forced)} before passing: {', '.join(dict.fromkeys(forced))})")
+    console.print(line)
+

@@ -1,0 +1,179 @@
+"""Where mlprep keeps things on disk, and how it writes them without losing the learner's work.
+
+- data dir: the progress store lives here; `platformdirs.user_data_dir("mlprep")`, or $MLPREP_HOME.
+- workspace: the learner's attempts, `<workspace>/<id>/<id with - as _>.py`; default ~/mlprep, or
+  $MLPREP_HOME/workspace when MLPREP_HOME is set; `--workspace DIR` overrides both.
+
+Every write to the workspace is atomic (a temporary file in the same folder, then os.replace or
+os.link), so a crash or a full disk leaves either the old file or the new one, never half of one.
+This module must stay light: `mlprep attempt` and friends import it.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+from mlprep.errors import MlprepError
+
+HOME_ENV = "MLPREP_HOME"
+STORE_FILENAME = "progress.sqlite3"
+BACKUP_DIRNAME = "backups"
+
+
+def data_dir() -> Path:
+    """Where the progress store lives: $MLPREP_HOME when set, else the platform's user data dir."""
+    override = os.environ.get(HOME_ENV)
+    if override:
+        return Path(override).expanduser()
+    import platformdirs  # only the commands that touch the store need it
+
+    return Path(platformdirs.user_data_dir("mlprep", appauthor=False))
+
+
+def store_path() -> Path:
+    return data_dir() / STORE_FILENAME
+
+
+def default_workspace() -> Path:
+    """$MLPREP_HOME/workspace when MLPREP_HOME is set (tests, sandboxes), else ~/mlprep: a folder the
+    learner can find and open in an editor, unlike the hidden platform data dir."""
+    override = os.environ.get(HOME_ENV)
+    if override:
+        return Path(override).expanduser() / "workspace"
+    return Path.home() / "mlprep"
+
+
+def attempt_filename(exercise_id: str) -> str:
+    # An importable module name: the learner may want to `import focal_loss` from a notebook.
+    return exercise_id.replace("-", "_") + ".py"
+
+
+def attempt_path(workspace: Path, exercise_id: str) -> Path:
+    return Path(workspace).expanduser() / exercise_id / attempt_filename(exercise_id)
+
+
+def _as_bytes(content: str | bytes) -> bytes:
+    return content.encode("utf-8") if isinstance(content, str) else content
+
+
+def _write_temp(folder: Path, name: str, content: str | bytes, mode: int) -> Path:
+    """Write `content` to a new temporary file in `folder` (same file system as the target), fsynced."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(_as_bytes(content))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return Path(tmp)
+
+
+def _default_mode() -> int:
+    # mkstemp creates 0600; a learner's file should get the permissions any new file would.
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return  # not supported on this platform / file system; the rename is still atomic
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, content: str | bytes) -> None:
+    """Replace (or create) `path` with `content` (str: written as UTF-8) atomically, keeping an existing file's permissions."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = (path.stat().st_mode & 0o777) if path.exists() else _default_mode()
+    tmp = _write_temp(path.parent, path.name, content, mode)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def atomic_create(path: Path, content: str | bytes) -> None:
+    """Create `path` with `content` (str: written as UTF-8) atomically; raise FileExistsError if it exists, even if another
+    process creates it between our check and our write (os.link never replaces its target)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        raise FileExistsError(str(path))
+    tmp = _write_temp(path.parent, path.name, content, _default_mode())
+    try:
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise
+        except OSError:
+            # A file system without hard links (some network and FAT mounts): check-then-replace
+            # leaves a tiny race window, acceptable for a single learner's workspace.
+            if path.exists():
+                raise FileExistsError(str(path)) from None
+            os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    _fsync_dir(path.parent)
+
+
+def backup_file(path: Path) -> Path:
+    """Copy `path` to `<its folder>/backups/<stem>.<UTC time><suffix>` and return the copy's path.
+    Never overwrites an earlier backup."""
+    path = Path(path)
+    content = path.read_bytes()  # bytes: a backup is exact, whatever the encoding
+    folder = path.parent / BACKUP_DIRNAME
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    for n in range(1000):
+        tag = stamp if n == 0 else f"{stamp}-{n}"
+        candidate = folder / f"{path.stem}.{tag}{path.suffix}"
+        try:
+            atomic_create(candidate, content)
+            return candidate
+        except FileExistsError:
+            continue
+    raise MlprepError(f"could not find a free backup name in {folder}; clean it up and retry")
+
+
+def editor_command() -> list[str] | None:
+    """The learner's editor from $VISUAL, then $EDITOR, split like a shell would ("code -w")."""
+    for variable in ("VISUAL", "EDITOR"):
+        value = os.environ.get(variable, "").strip()
+        if value:
+            try:
+                command = shlex.split(value)
+            except ValueError as exc:
+                raise MlprepError(f"${variable} ({value!r}) does not parse as a command: {exc}") from None
+            if command:
+                return command
+    return None
+
+
+def open_in_editor(path: Path) -> int:
+    """Open `path` in the learner's editor and wait for it; return the editor's exit status."""
+    command = editor_command()
+    if command is None:
+        raise MlprepError(f"no editor configured: set $VISUAL or $EDITOR (e.g. `export EDITOR=nano`), or open {path} yourself")
+    try:
+        return subprocess.call([*command, str(path)])
+    except FileNotFoundError:
+        raise MlprepError(f"editor {command[0]!r} not found (from $VISUAL/$EDITOR); fix the variable, or open {path} yourself") from None
+    except PermissionError:
+        raise MlprepError(f"editor {command[0]!r} is not executable (from $VISUAL/$EDITOR); open {path} yourself") from None

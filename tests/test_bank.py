@@ -1,0 +1,68 @@
+"""The real bank: well-formed, and proven by the self-check (which CI runs through this file)."""
+
+import ast
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from mlprep.bank import load_bank
+
+ROOT = Path(__file__).resolve().parents[1]
+PHASE_A = ["adamw", "focal-loss", "causal-mask", "knn", "loss-scaling", "kmeans-edge"]
+
+
+@pytest.fixture(scope="module")
+def bank():
+    return load_bank(ROOT)
+
+
+def test_bank_loads_without_broken_exercises(bank):
+    assert bank.broken == []
+    assert set(PHASE_A) <= set(bank.ids())
+
+
+@pytest.mark.parametrize("exercise_id", PHASE_A)
+def test_exercise_is_complete(bank, exercise_id):
+    exercise = bank.get(exercise_id)
+    assert len(exercise.hints) >= 3
+    stub_names = {node.name for node in ast.parse(exercise.stub()).body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    reference_names = {node.name for node in ast.parse(exercise.reference_path.read_text()).body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    prompt = exercise.prompt()
+    for name in exercise.functions:
+        assert name in stub_names and name in reference_names
+        assert f"def {name}(" in prompt or f"class {name}" in prompt, f"the prompt of {exercise_id} does not show the interface of {name}"
+    bugs = exercise.bugs()
+    assert len(bugs) >= 2 and len({b.name for b in bugs}) == len(bugs)
+    for bug in bugs:
+        source = bug.apply(exercise.reference_path.read_text())  # raises unless each edit applies exactly once
+        ast.parse(source)
+        assert bug.summary
+    assert len(exercise.alternatives()) >= 2
+
+
+def test_self_check_of_the_whole_bank(capsys):
+    """Every reference passes, every stub fails, every known bug is caught: the kill table goes to the log."""
+    process = subprocess.run(
+        [sys.executable, "-m", "mlprep", "selfcheck"], cwd=ROOT, capture_output=True, text=True, timeout=1500,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    with capsys.disabled():
+        print("\n" + process.stdout)
+        if process.returncode != 0:
+            print(process.stderr[-5000:])
+    assert process.returncode == 0
+    assert "self-check: OK" in process.stdout
+
+
+def test_the_wheel_carries_the_bank(tmp_path):
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)], check=True, timeout=600)
+    (wheel,) = tmp_path.glob("mlprep-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for exercise_id in PHASE_A:
+        assert f"mlprep/_bank/exercises/{exercise_id}/exercise.toml" in names
+        assert f"mlprep/_bank/graders/{exercise_id}.py" in names
+        assert f"mlprep/_bank/solutions/{exercise_id}/reference.py" in names

@@ -1,0 +1,522 @@
+"""The CLI through typer's CliRunner, against the tiny fixture bank (tests/fixtures/bank).
+
+Grading is real (the fixture exercises are pure Python and grade in well under a second); only the
+internal-error paths use a fake engine, since a working mlprep cannot be made to fail on purpose.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import types
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from mlprep.cli import app
+from mlprep.errors import ExitStatus
+from mlprep.results import CheckResult, GradeResult
+from mlprep.store import Store
+
+REPO = Path(__file__).resolve().parents[1]
+COMMANDS = ("list", "show", "attempt", "grade", "hint", "solution", "reset", "progress", "selfcheck")
+
+
+@pytest.fixture(autouse=True)
+def cli_environment(fixture_bank: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("COLUMNS", "200")  # rich wraps at 80 columns when not on a terminal
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+    return fixture_bank
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(app, list(args))
+
+
+def stderr_lines(result: Result) -> list[str]:
+    return [line for line in result.stderr.splitlines() if line.strip()]
+
+
+def attempt_file(home: Path, exercise_id: str) -> Path:
+    return home / "workspace" / exercise_id / (exercise_id.replace("-", "_") + ".py")
+
+
+def reference_source(bank: Path, exercise_id: str) -> str:
+    return (bank / "solutions" / exercise_id / "reference.py").read_text()
+
+
+def stub_source(bank: Path, exercise_id: str) -> str:
+    return (bank / "exercises" / exercise_id / "stub.py").read_text()
+
+
+# -- help, usage, errors ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help(command: str) -> None:
+    result = run(command, "--help")
+    assert result.exit_code == 0, result.output
+    assert f"mlprep {command}" in result.stdout
+
+
+def test_bare_mlprep_lists_the_commands() -> None:
+    result = run()
+    assert result.exit_code == 0
+    for command in COMMANDS:
+        assert command in result.stdout
+
+
+def test_version() -> None:
+    from mlprep import __version__
+
+    result = run("--version")
+    assert result.exit_code == 0 and result.stdout.strip() == f"mlprep {__version__}"
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("lst",), "Did you mean 'list'"),
+        (("grade", "--bogus"), "No such option: --bogus"),
+        (("list", "--status", "finished"), "'finished' is not one of"),
+        (("show",), "Missing argument"),
+        (("grade", "add-one", "--timeout", "0"), "must be more than 0"),
+        (("grade", "add-one", "--device", "tpu"), "'tpu' is not one of"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line_on_stderr(args: tuple[str, ...], expected: str) -> None:
+    result = run(*args)
+    assert result.exit_code == ExitStatus.USAGE
+    [line] = stderr_lines(result)
+    assert expected in line
+    assert result.stdout == ""
+
+
+def test_unknown_id_suggests_the_closest(cli_environment: Path) -> None:
+    result = run("show", "add-on")
+    assert result.exit_code == ExitStatus.USAGE
+    assert stderr_lines(result) == ["mlprep: error: no exercise 'add-on'; did you mean 'add-one'?"]
+
+
+def test_a_bug_in_mlprep_is_an_internal_error_with_a_traceback_only_on_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken_bank() -> None:
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr("mlprep.cli._bank", broken_bank)
+    quiet = run("list")
+    assert quiet.exit_code == ExitStatus.INTERNAL
+    [line] = stderr_lines(quiet)
+    assert "internal error (a bug in mlprep" in line and "ZeroDivisionError: boom" in line and "--traceback" in line
+    loud = run("--traceback", "list")
+    assert loud.exit_code == ExitStatus.INTERNAL
+    assert "Traceback (most recent call last)" in loud.stderr and "broken_bank" in loud.stderr
+
+
+def test_a_corrupt_store_is_one_line_naming_the_file(mlprep_home: Path) -> None:
+    mlprep_home.mkdir(parents=True)
+    (mlprep_home / "progress.sqlite3").write_bytes(b"garbage, not a database " * 64)
+    result = run("list")
+    assert result.exit_code == ExitStatus.USAGE
+    [line] = stderr_lines(result)
+    assert str(mlprep_home / "progress.sqlite3") in line and "move it aside" in line
+
+
+def test_a_missing_bank_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("MLPREP_BANK", str(tmp_path / "nowhere"))
+    result = run("list")
+    assert result.exit_code == ExitStatus.USAGE
+    assert len(stderr_lines(result)) == 1 and "no exercise bank" in result.stderr
+
+
+# -- list / show -----------------------------------------------------------------------------------
+
+
+def test_list_table_and_json() -> None:
+    table = run("list")
+    assert table.exit_code == 0
+    assert "add-one" in table.stdout and "reverse-words" in table.stdout and "Reverse the words of a sentence" in table.stdout
+    listed = run("list", "--json")
+    assert listed.exit_code == 0
+    rows = json.loads(listed.stdout)
+    assert [r["id"] for r in rows] == ["add-one", "reverse-words"]
+    assert rows[0] == {"id": "add-one", "title": "Add one", "kind": "code", "topic": "basics", "difficulty": "easy", "status": "todo"}
+
+
+def test_list_filters_by_topic_and_status(mlprep_home: Path) -> None:
+    assert [r["id"] for r in json.loads(run("list", "--json", "--topic", "strings").stdout)] == ["reverse-words"]
+    assert run("attempt", "reverse-words").exit_code == 0
+    assert [r["id"] for r in json.loads(run("list", "--json", "--status", "attempted").stdout)] == ["reverse-words"]
+    assert [r["id"] for r in json.loads(run("list", "--json", "--status", "todo").stdout)] == ["add-one"]
+    assert json.loads(run("list", "--json", "--status", "passed").stdout) == []
+    unknown = run("list", "--topic", "string")
+    assert unknown.exit_code == ExitStatus.USAGE and "did you mean 'strings'" in unknown.stderr
+
+
+def test_list_warns_about_broken_exercises_without_failing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli_environment: Path) -> None:
+    bank = tmp_path / "bank"
+    shutil.copytree(cli_environment, bank)
+    (bank / "exercises" / "half-done").mkdir()
+    (bank / "exercises" / "half-done" / "exercise.toml").write_text('format_version = 1\ntitle = "x"\n')
+    monkeypatch.setenv("MLPREP_BANK", str(bank))
+    result = run("list", "--json")
+    assert result.exit_code == 0
+    assert [r["id"] for r in json.loads(result.stdout)] == ["add-one", "reverse-words"]
+    [warning] = stderr_lines(result)
+    assert "half-done" in warning and "kind" in warning
+    shown = run("show", "half-done")
+    assert shown.exit_code == ExitStatus.USAGE and "broken" in shown.stderr
+
+
+def test_show_renders_the_prompt_and_metadata() -> None:
+    result = run("show", "reverse-words")
+    assert result.exit_code == 0
+    assert "Reverse the words" in result.stdout
+    assert "def reverse_words(s: str) -> str:" in result.stdout  # the interface block
+    assert "strings" in result.stdout and "medium" in result.stdout and "todo" in result.stdout
+    assert "mlprep attempt reverse-words" in result.stdout
+
+
+# -- attempt / reset -------------------------------------------------------------------------------
+
+
+def test_attempt_writes_the_stub_once_and_never_overwrites(mlprep_home: Path, cli_environment: Path) -> None:
+    target = attempt_file(mlprep_home, "add-one")
+    first = run("attempt", "add-one")
+    assert first.exit_code == 0, first.output
+    assert target.read_text() == stub_source(cli_environment, "add-one")
+    assert str(target) in first.stdout and "Return the number after" in first.stdout
+    target.write_text("my work\n")
+    again = run("attempt", "add-one")
+    assert again.exit_code == 0
+    assert "already have an attempt" in again.stdout and str(target) in again.stdout
+    assert target.read_text() == "my work\n"
+    with Store.open_default() as store:
+        recorded = store.latest_attempt("add-one")
+    assert recorded is not None and recorded.path == target.resolve()
+
+
+def test_attempt_in_another_workspace_is_found_by_grade(tmp_path: Path, cli_environment: Path) -> None:
+    workspace = tmp_path / "elsewhere"
+    assert run("attempt", "add-one", "--workspace", str(workspace)).exit_code == 0
+    target = workspace / "add-one" / "add_one.py"
+    target.write_text(reference_source(cli_environment, "add-one"))
+    result = run("grade", "add-one", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["path"] == str(target)
+    # A later plain `attempt` points at that attempt instead of starting a second one.
+    again = run("attempt", "add-one")
+    assert "already have an attempt" in again.stdout and str(target) in again.stdout
+
+
+def test_attempt_edit_opens_the_editor(tmp_path: Path, mlprep_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = tmp_path / "editor.py"
+    script.write_text("import sys\nopen(sys.argv[-1], 'a').write('# was edited\\n')\n")
+    monkeypatch.setenv("EDITOR", f"'{sys.executable}' '{script}'")
+    result = run("attempt", "add-one", "--edit")
+    assert result.exit_code == 0, result.output
+    assert attempt_file(mlprep_home, "add-one").read_text().endswith("# was edited\n")
+
+
+def test_attempt_edit_without_an_editor_says_how_and_keeps_the_file(mlprep_home: Path) -> None:
+    result = run("attempt", "add-one", "--edit")
+    assert result.exit_code == ExitStatus.USAGE
+    [line] = stderr_lines(result)
+    assert "$VISUAL or $EDITOR" in line and str(attempt_file(mlprep_home, "add-one")) in line
+    assert attempt_file(mlprep_home, "add-one").is_file()
+
+
+def test_reset_restores_the_stub_and_keeps_a_backup(mlprep_home: Path, cli_environment: Path) -> None:
+    run("attempt", "add-one")
+    target = attempt_file(mlprep_home, "add-one")
+    target.write_text("def add_one(x):\n    return 'my precious work'\n")
+    result = run("reset", "add-one")
+    assert result.exit_code == 0, result.output
+    assert target.read_text() == stub_source(cli_environment, "add-one")
+    [backup] = list((target.parent / "backups").iterdir())
+    assert backup.read_text() == "def add_one(x):\n    return 'my precious work'\n"
+    assert str(backup) in result.stdout
+    untouched = run("reset", "add-one")
+    assert untouched.exit_code == 0 and "nothing to reset" in untouched.stdout
+    assert len(list((target.parent / "backups").iterdir())) == 1
+
+
+def test_reset_without_an_attempt_writes_a_fresh_stub(mlprep_home: Path) -> None:
+    result = run("reset", "reverse-words")
+    assert result.exit_code == 0
+    assert attempt_file(mlprep_home, "reverse-words").is_file() and "no attempt" in result.stdout
+
+
+# -- grade -----------------------------------------------------------------------------------------
+
+
+def test_grading_the_stub_fails_and_is_recorded(mlprep_home: Path) -> None:
+    run("attempt", "add-one")
+    result = run("grade", "add-one")
+    assert result.exit_code == ExitStatus.FAILED, result.output
+    assert "NotImplementedError" in result.stdout and "small integers" in result.stdout
+    with Store.open_default() as store:
+        [record] = store.grades()
+        checks = store.check_results(record.id)
+    assert (record.exercise_id, record.status, record.source) == ("add-one", "error", "workspace")
+    assert [c.name for c in checks][1:] == ["small integers", "negative numbers", "floats"]
+    assert {c.status for c in checks[1:]} == {"error"}
+
+
+def test_grade_file_json_has_the_documented_keys(tmp_path: Path, cli_environment: Path, mlprep_home: Path) -> None:
+    submission = tmp_path / "mine.py"
+    submission.write_text(reference_source(cli_environment, "add-one") + "print('hello from the learner')\n")
+    result = run("grade", "add-one", "--file", str(submission), "--json")
+    assert result.exit_code == 0, result.output
+    graded = json.loads(result.stdout)
+    assert {"id", "status", "message", "checks"} <= graded.keys()
+    assert graded["id"] == "add-one" and graded["status"] == "pass"
+    for check in graded["checks"]:
+        assert {"name", "status", "message", "details", "duration_s"} <= check.keys()
+        assert check["status"] == "pass"
+    assert "hello from the learner" in graded["output"]
+    assert not (mlprep_home / "workspace").exists()  # --file never touches the workspace
+    with Store.open_default() as store:
+        [record] = store.grades()
+        assert (record.source, record.status, record.path) == ("file", "pass", str(submission))
+        assert store.statuses() == {"add-one": "passed"}
+
+
+def test_grade_table_shows_the_failure_details_and_the_learners_output(tmp_path: Path) -> None:
+    submission = tmp_path / "wrong.py"
+    submission.write_text("def add_one(x):\n    print('debugging', x)\n    return x + 2\n")
+    result = run("grade", "add-one", "--file", str(submission))
+    assert result.exit_code == ExitStatus.FAILED
+    assert "FAIL" in result.stdout and "add_one(0)" in result.stdout  # the failing scenario
+    assert "your code printed" in result.stdout and "debugging 0" in result.stdout
+
+
+def test_grade_file_errors(tmp_path: Path) -> None:
+    missing = run("grade", "add-one", "--file", str(tmp_path / "nope.py"))
+    assert missing.exit_code == ExitStatus.USAGE
+    assert stderr_lines(missing) == [f"mlprep: error: no such file: {tmp_path / 'nope.py'}"]
+    (tmp_path / "f.py").write_text("")
+    two = run("grade", "add-one", "reverse-words", "--file", str(tmp_path / "f.py"))
+    assert two.exit_code == ExitStatus.USAGE and "exactly one exercise" in two.stderr
+    none = run("grade", "--file", str(tmp_path / "f.py"))
+    assert none.exit_code == ExitStatus.USAGE and "exactly one exercise" in none.stderr
+
+
+def test_grade_without_attempts_says_how_to_start() -> None:
+    everything = run("grade")
+    assert everything.exit_code == ExitStatus.USAGE and "mlprep attempt ID" in everything.stderr
+    one = run("grade", "add-one")
+    assert one.exit_code == ExitStatus.USAGE and "mlprep attempt add-one" in one.stderr
+
+
+def test_grade_with_no_id_grades_every_attempt_and_writes_junit(tmp_path: Path, mlprep_home: Path, cli_environment: Path) -> None:
+    run("attempt", "add-one")
+    run("attempt", "reverse-words")
+    attempt_file(mlprep_home, "reverse-words").write_text(reference_source(cli_environment, "reverse-words"))
+    junit = tmp_path / "reports" / "junit.xml"
+    result = run("grade", "--json", "--junit", str(junit))
+    assert result.exit_code == ExitStatus.FAILED, result.output
+    graded = json.loads(result.stdout)
+    assert [(g["id"], g["status"]) for g in graded] == [("add-one", "error"), ("reverse-words", "pass")]
+    suites = ET.parse(junit).getroot()
+    assert [s.get("name") for s in suites] == ["add-one", "reverse-words"]
+    assert suites[0].get("errors") == "3" and suites[1].get("errors") == "0"
+    assert json.loads(run("list", "--json", "--status", "passed").stdout)[0]["id"] == "reverse-words"
+
+
+def _fake_engine(monkeypatch: pytest.MonkeyPatch, result: GradeResult) -> list[dict]:
+    calls: list[dict] = []
+
+    def grade_file(exercise, path, *, device="auto", timeout_s=None):
+        calls.append({"id": exercise.id, "path": path, "device": device, "timeout_s": timeout_s})
+        return result
+
+    monkeypatch.setitem(sys.modules, "mlprep.engine", types.SimpleNamespace(grade_file=grade_file))
+    return calls
+
+
+def test_grade_passes_device_and_timeout_to_the_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _fake_engine(monkeypatch, GradeResult("add-one", "pass", "all 1 checks passed", [CheckResult("c", "pass")]))
+    (tmp_path / "f.py").write_text("")
+    result = run("grade", "add-one", "--file", str(tmp_path / "f.py"), "--device", "cpu", "--timeout", "2.5")
+    assert result.exit_code == 0
+    assert calls == [{"id": "add-one", "path": tmp_path / "f.py", "device": "cpu", "timeout_s": 2.5}]
+
+
+def test_an_internal_grading_error_is_mlpreps_fault_not_the_learners(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    broken = GradeResult("add-one", "error", "the grader raised KeyError: 'x'", [CheckResult("small integers", "error", "grader defect")], internal_error=True)
+    _fake_engine(monkeypatch, broken)
+    (tmp_path / "f.py").write_text("")
+    result = run("grade", "add-one", "--file", str(tmp_path / "f.py"))
+    assert result.exit_code == ExitStatus.INTERNAL
+    assert "not your code" in result.stderr and "KeyError" in result.stderr
+    assert "not a verdict on your code" in result.stdout
+    with Store.open_default() as store:
+        assert store.statuses() == {}  # an internal error is neither a pass nor an attempt's failure
+        [record] = store.grades()
+        assert record.internal_error
+
+
+
+def test_grade_all_skips_an_attempt_whose_file_is_gone(mlprep_home: Path, cli_environment: Path) -> None:
+    run("attempt", "add-one")
+    run("attempt", "reverse-words")
+    attempt_file(mlprep_home, "add-one").unlink()
+    attempt_file(mlprep_home, "reverse-words").write_text(reference_source(cli_environment, "reverse-words"))
+    result = run("grade", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["id"] == "reverse-words"  # one graded: an object, not a list
+    [warning] = stderr_lines(result)
+    assert "skipping 'add-one'" in warning and "mlprep reset add-one" in warning
+
+# -- hint / solution / progress --------------------------------------------------------------------
+
+
+def test_hints_are_progressive_and_remembered() -> None:
+    first, second, third, after = (run("hint", "add-one") for _ in range(4))
+    assert "hint 1/3" in first.stdout and "Think about what" in first.stdout and "2 more" in first.stdout
+    assert "hint 2/3" in second.stdout and "Use the + operator" in second.stdout
+    assert "hint 3/3" in third.stdout and "last hint" in third.stdout
+    assert after.exit_code == 0 and "all 3 hints" in after.stdout
+    assert "hint 1/3" in after.stdout and "hint 3/3" in after.stdout
+    assert "hint 1/3" in run("hint", "reverse-words").stdout  # counted per exercise
+    with Store.open_default() as store:
+        assert store.hints_shown() == {"add-one": 3, "reverse-words": 1}
+
+
+def test_solution_is_refused_until_passed_unless_forced(mlprep_home: Path, cli_environment: Path) -> None:
+    refused = run("solution", "add-one")
+    assert refused.exit_code == ExitStatus.USAGE
+    [line] = stderr_lines(refused)
+    assert "mlprep solution add-one --force" in line
+    assert "return x + 1" not in refused.stdout
+    forced = run("solution", "add-one", "--force")
+    assert forced.exit_code == 0 and "return x + 1" in forced.stdout
+    with Store.open_default() as store:
+        assert [(r.exercise_id, r.forced) for r in store.reveals()] == [("add-one", True)]
+
+
+def test_solution_after_passing_shows_a_diff_against_the_attempt(mlprep_home: Path, cli_environment: Path) -> None:
+    run("attempt", "add-one")
+    mine = "def add_one(x):\n    \"\"\"x + 1, for an int or a float.\"\"\"\n    return 1 + x  # my way\n"
+    attempt_file(mlprep_home, "add-one").write_text(mine)
+    assert run("grade", "add-one").exit_code == 0
+    result = run("solution", "add-one")
+    assert result.exit_code == 0, result.output
+    assert "-    return 1 + x  # my way" in result.stdout and "+    return x + 1" in result.stdout
+    with Store.open_default() as store:
+        assert [(r.exercise_id, r.forced) for r in store.reveals()] == [("add-one", False)]
+
+
+def test_progress_counts_topics_history_hints_and_reveals(mlprep_home: Path, cli_environment: Path) -> None:
+    empty = run("progress")
+    assert empty.exit_code == 0 and "no grades yet" in empty.stdout
+    run("attempt", "add-one")
+    attempt_file(mlprep_home, "add-one").write_text(reference_source(cli_environment, "add-one"))
+    run("grade", "add-one")
+    run("attempt", "reverse-words")
+    run("hint", "reverse-words")
+    run("solution", "reverse-words", "--force")
+    result = run("progress")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+
+    def row(first_cell: str) -> list[str]:
+        [line] = [line for line in lines if line.startswith(first_cell + " ")]
+        return [cell.strip() for cell in line.split("│")]
+
+    # topic | passed | attempted | todo | total
+    assert row("basics") == ["basics", "1", "0", "0", "1"]
+    assert row("strings") == ["strings", "0", "1", "0", "1"]
+    assert row("all") == ["all", "1", "1", "0", "2"]
+    assert any("add-one" in line and "pass" in line and "4/4" in line for line in lines)
+    assert "hints used: 1" in result.stdout and "reverse-words 1/3" in result.stdout
+    assert "solutions revealed: 1" in result.stdout and "before passing: reverse-words" in result.stdout
+
+
+# -- selfcheck -------------------------------------------------------------------------------------
+
+
+def test_selfcheck_on_the_fixture_bank_prints_the_kill_table() -> None:
+    result = run("selfcheck")
+    assert result.exit_code == 0, result.output
+    assert "adds_two" in result.stdout and "keeps_order" in result.stdout
+    assert "small integers" in result.stdout  # a check named in the "caught by" column
+    assert "bugs caught 2/2" in result.stdout
+    assert "add-one reference: pass" in result.stderr  # the live progress lines
+
+
+def test_selfcheck_json_and_a_missed_bug_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli_environment: Path) -> None:
+    bank = tmp_path / "bank"
+    shutil.copytree(cli_environment, bank)
+    bugs = bank / "solutions" / "reverse-words" / "bugs.toml"
+    bugs.write_text(bugs.read_text() + '\n[[bug]]\nname = "harmless"\nsummary = "only edits a comment"\n'
+                    '[[bug.edit]]\nold = "# split() with no separator"\nnew = "# split() without a separator"\n')
+    monkeypatch.setenv("MLPREP_BANK", str(bank))
+    result = run("selfcheck", "reverse-words", "--json")
+    assert result.exit_code == ExitStatus.FAILED, result.output
+    report = json.loads(result.stdout)
+    assert report["ok"] is False
+    [exercise] = report["exercises"]
+    assert exercise["id"] == "reverse-words" and exercise["reference"] == "pass" and exercise["stub"] != "pass"
+    statuses = {b["name"]: (b["status"], b["caught_by"]) for b in exercise["bugs"]}
+    assert statuses["harmless"] == ("pass", [])
+    assert statuses["keeps_order"][0] == "fail" and statuses["keeps_order"][1]
+    table = run("selfcheck", "reverse-words")
+    assert table.exit_code == ExitStatus.FAILED and "MISSED" in table.stdout
+
+
+def test_selfcheck_unknown_id() -> None:
+    result = run("selfcheck", "add-onee")
+    assert result.exit_code == ExitStatus.USAGE and "did you mean 'add-one'" in result.stderr
+
+
+
+def test_selfcheck_passes_options_through_and_a_broken_exercise_is_a_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli_environment: Path) -> None:
+    calls: list[tuple] = []
+
+    def run_selfcheck(bank, ids=None, *, device="auto", on_result=None):
+        calls.append((ids, device))
+        on_result("add-one", "reference", GradeResult("add-one", "pass", "", [], duration_s=0.5))
+        outcome = types.SimpleNamespace(id="add-one", reference="pass", stub="error", bugs=[], alternatives=[], generated=[], problems=[], ok=True)
+        return types.SimpleNamespace(ok=True, exercises=[outcome], to_dict=lambda: {"ok": True, "exercises": []})
+
+    monkeypatch.setitem(sys.modules, "mlprep.selfcheck", types.SimpleNamespace(run_selfcheck=run_selfcheck))
+    fine = run("selfcheck", "add-one", "--device", "cpu")
+    assert fine.exit_code == 0, fine.output
+    assert calls == [(["add-one"], "cpu")]
+    assert "add-one reference: pass (0.5s)" in fine.stderr
+    bank = tmp_path / "bank"
+    shutil.copytree(cli_environment, bank)
+    (bank / "exercises" / "half-done").mkdir()
+    monkeypatch.setenv("MLPREP_BANK", str(bank))
+    broken = run("selfcheck", "--json")
+    assert broken.exit_code == ExitStatus.FAILED
+    assert json.loads(broken.stdout) == {"ok": False, "exercises": [], "broken": [{"id": "half-done", "reason": "no exercise.toml"}]}
+    assert "half-done" in broken.stderr and "no exercise.toml" in broken.stderr
+
+# -- import weight ---------------------------------------------------------------------------------
+
+
+def test_light_commands_never_import_numpy_or_torch(tmp_path: Path, cli_environment: Path) -> None:
+    script = """
+import sys
+from typer.testing import CliRunner
+from mlprep.cli import app
+runner = CliRunner()
+for args in (["list"], ["show", "add-one"], ["attempt", "add-one"], ["hint", "add-one"], ["progress"],
+             ["reset", "add-one"], ["solution", "add-one", "--force"], ["list", "--json"]):
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, (args, result.output)
+heavy = sorted(m for m in ("numpy", "torch", "mlprep.engine", "mlprep.grading") if m in sys.modules)
+print("heavy:", heavy)
+"""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "MLPREP_BANK": str(cli_environment), "MLPREP_HOME": str(tmp_path / "home")}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "heavy: []"

@@ -1,0 +1,132 @@
+"""Rendering, on a plain rich Console (rich's own test style): what the learner reads."""
+
+from __future__ import annotations
+
+import io
+from types import SimpleNamespace
+
+from rich.console import Console
+
+from mlprep import render
+from mlprep.results import CheckResult, GradeResult
+
+
+def console(width: int = 120) -> Console:
+    return Console(file=io.StringIO(), width=width, color_system=None, highlight=False)
+
+
+def text_of(c: Console) -> str:
+    return c.file.getvalue()  # type: ignore[attr-defined]
+
+
+def grade(status: str = "fail", checks: list[CheckResult] | None = None, **kwargs) -> GradeResult:
+    checks = checks if checks is not None else [CheckResult("imports", "pass", "", {}, 0.2)]
+    return GradeResult("adamw", status, kwargs.pop("message", "summary"), checks, **kwargs)
+
+
+def test_grade_shows_status_table_and_failure_details_verbatim() -> None:
+    checks = [
+        CheckResult("imports", "pass", "", {}, 0.2),
+        CheckResult("float16 grads", "fail", "expected finite w, got inf at index [0, 3]\nupcast g first", {"max_abs_err": 1.5, "where": "[bold]x[/bold]"}, 0.5),
+        CheckResult("cuda", "skip", "no GPU here", {}, 0.0),
+    ]
+    c = console()
+    render.render_grade(c, grade("fail", checks, message="1 of 2 checks did not pass"), path="/ws/adamw/adamw.py")
+    out = text_of(c)
+    assert "adamw: FAIL — 1 of 2 checks did not pass" in out
+    assert "/ws/adamw/adamw.py" in out
+    assert "got inf at index [0, 3]" in out  # rich markup characters printed as written
+    assert "upcast g first" in out  # the full message in the details, not just its first line
+    assert "max_abs_err: 1.5" in out and "where: [bold]x[/bold]" in out
+    table_rows = [line for line in out.splitlines() if "│" in line]
+    assert [row.split("│")[0].strip() for row in table_rows] == ["pass", "fail", "skip"]
+    assert "not a verdict on your code" not in out
+
+
+def test_identical_failures_are_described_once() -> None:
+    same = {"kind": "not_implemented"}
+    checks = [CheckResult(n, "error", "not implemented yet: NotImplementedError", dict(same)) for n in ("a", "b", "c")]
+    checks.append(CheckResult("d", "fail", "expected 1, got 2"))
+    c = console()
+    render.render_grade(c, grade("error", checks))
+    out = text_of(c)
+    assert "ERROR a, b, c" in out
+    assert out.count("kind: not_implemented") == 1
+    assert "FAIL d" in out
+
+
+def test_learner_output_is_shown_from_its_head() -> None:
+    printed = "".join(f"line {i}\n" for i in range(30))
+    c = console()
+    render.render_grade(c, grade("pass", output=printed))
+    out = text_of(c)
+    assert "line 0" in out and "line 19" in out and "line 20" not in out
+    assert "10 more" in out
+
+
+def test_internal_error_banner() -> None:
+    c = console()
+    render.render_grade(c, grade("error", internal_error=True, message="the grader raised"))
+    assert "not a verdict on your code" in text_of(c)
+
+
+def _bug(name: str, status: str, caught_by: list[str]) -> SimpleNamespace:
+    return SimpleNamespace(name=name, summary=f"{name} summary", status=status, caught_by=caught_by)
+
+
+def _report(bugs: list[SimpleNamespace], *, stub: str = "error", alternatives: list | None = None, problems: list[str] | None = None) -> SimpleNamespace:
+    problems = problems if problems is not None else [f"bug {b.name} passes" for b in bugs if b.status == "pass"]
+    exercise = SimpleNamespace(id="adamw", reference="pass", stub=stub, bugs=bugs, alternatives=alternatives or [], generated=[], problems=problems, ok=not problems)
+    return SimpleNamespace(exercises=[exercise], ok=exercise.ok)
+
+
+def test_kill_table_names_the_catching_checks_and_flags_misses() -> None:
+    report = _report(
+        [_bug("no_bias_correction", "fail", ["lockstep float64", "first step"]), _bug("wrong_decay", "pass", [])],
+        alternatives=[SimpleNamespace(name="torch_builtin", status="fail", failed=["fp16 grads"])],
+    )
+    c = console(160)
+    render.render_selfcheck(c, report)
+    out = text_of(c)
+    [caught] = [line for line in out.splitlines() if line.startswith("no_bias_correction")]
+    assert "fail ✓" in caught and "lockstep float64, first step" in caught
+    [missed] = [line for line in out.splitlines() if line.startswith("wrong_decay")]
+    assert "MISSED" in missed
+    assert "alternative torch_builtin: fail ✗  failed: fp16 grads" in out
+    assert "bug wrong_decay passes" in out
+    assert "self-check: FAILED" in out and "bugs caught 1/2" in out and "alternatives passing 0/1" in out
+
+
+def test_selfcheck_summary_when_all_is_well() -> None:
+    c = console(160)
+    render.render_selfcheck(c, _report([_bug("b", "error", ["c1"])]))
+    out = text_of(c)
+    assert "self-check: OK" in out and "references passing 1/1, stubs failing 1/1, bugs caught 1/1" in out
+    assert "MISSED" not in out
+
+
+def test_exercise_table_defaults_to_todo() -> None:
+    exercises = [SimpleNamespace(id=i, title=f"{i} title", kind="code", topic="t", difficulty="easy") for i in ("a", "b")]
+    c = console()
+    c.print(render.exercise_table(exercises, {"b": "passed"}))
+    rows = {line.split("│")[0].strip(): line.split("│")[-1].strip() for line in text_of(c).splitlines() if "│" in line}
+    assert rows == {"a": "todo", "b": "passed"}
+
+
+def test_solution_with_and_without_a_diff() -> None:
+    c = console()
+    render.render_solution(c, "def f():\n    return 1\n", "--- a\n+++ b\n-    return 2\n+    return 1\n", attempt="/ws/f.py")
+    out = text_of(c)
+    assert "return 1" in out and "-    return 2" in out and "/ws/f.py" in out
+    c = console()
+    render.render_solution(c, "x = 1\n", None, attempt=None)
+    assert "no attempt of yours" in text_of(c)
+    c = console()
+    render.render_solution(c, "x = 1\n", "", attempt="/ws/f.py")
+    assert "identical to the reference" in text_of(c)
+
+
+def test_hint_text() -> None:
+    c = console()
+    c.print(render.hint_text(1, 3, "use [brackets] freely"))
+    assert text_of(c).strip() == "hint 2/3: use [brackets] freely"

@@ -1,0 +1,167 @@
+"""The engine against a tiny fixture bank: every way a submission can misbehave is a clear verdict."""
+
+from pathlib import Path
+
+import pytest
+
+from mlprep.bank import load_bank
+from mlprep.engine import IMPORT_CHECK, grade_file
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SUBMISSIONS = FIXTURES / "submissions"
+
+
+@pytest.fixture(scope="module")
+def add_exercise():
+    return load_bank(FIXTURES / "runner_bank").get("add")
+
+
+def grade(exercise, name, **kwargs):
+    return grade_file(exercise, SUBMISSIONS / f"{name}.py", **kwargs)
+
+
+def statuses(result):
+    return {c.name: c.status for c in result.checks}
+
+
+def test_correct_submission_passes(add_exercise):
+    result = grade(add_exercise, "correct")
+    assert result.status == "pass", result.message
+    assert set(statuses(result).values()) == {"pass"}
+    assert not result.internal_error
+
+
+def test_wrong_answer_fails_with_expected_and_got(add_exercise):
+    result = grade(add_exercise, "wrong")
+    assert result.status == "fail"
+    failed = result.checks[1]
+    assert failed.status == "fail"
+    assert "expected" in failed.message and "got" in failed.message and "index (0, 0)" in failed.message
+    assert failed.details["mismatches"] == 12
+
+
+def test_exception_is_an_error_naming_the_line(add_exercise):
+    result = grade(add_exercise, "raises")
+    assert result.status == "error"
+    assert "ValueError: boom" in result.checks[1].message
+    assert "line 2, in add" in result.checks[1].message
+
+
+def test_infinite_loop_times_out_each_check(add_exercise):
+    result = grade(add_exercise, "hangs", timeout_s=1)
+    assert result.status == "timeout"
+    timed_out = [c for c in result.checks if c.status == "timeout"]
+    assert len(timed_out) == 3
+    assert all(c.duration_s < 5 for c in timed_out)
+    assert "time limit of 1 s" in timed_out[0].message
+
+
+def test_segfault_is_a_crash_and_later_checks_still_run(add_exercise):
+    result = grade(add_exercise, "segfault")
+    assert result.status == "error"
+    assert all("SIGSEGV" in c.message for c in result.checks[1:])
+
+
+def test_syntax_error_names_the_line_and_skips_the_rest(add_exercise):
+    result = grade(add_exercise, "syntax_error")
+    assert result.status == "error"
+    assert result.checks[0].name == IMPORT_CHECK
+    assert "does not parse" in result.checks[0].message and "line 1" in result.checks[0].message
+    assert {c.status for c in result.checks[1:]} == {"skip"}
+
+
+def test_os_exit_is_a_failed_verdict(add_exercise):
+    result = grade(add_exercise, "os_exit")
+    assert result.status == "error"
+    assert "exited with code 0" in result.checks[1].message
+
+
+def test_sys_exit_at_import(add_exercise):
+    result = grade(add_exercise, "sys_exit_import")
+    assert result.status == "error"
+    assert "sys.exit(0)" in result.checks[0].message
+
+
+def test_output_flood_fails_and_output_is_capped(add_exercise):
+    result = grade(add_exercise, "flood")
+    assert result.status == "fail"
+    assert "MiB of output" in result.checks[1].message
+    assert len(result.output) < 20_000
+
+
+def test_input_mutation_is_caught_by_the_probe_only(add_exercise):
+    result = grade(add_exercise, "mutates")
+    assert statuses(result) == {IMPORT_CHECK: "pass", "adds float64 arrays": "pass", "adds integers": "pass", "inputs unchanged": "fail"}
+    assert "modified its input a in place" in result.checks[-1].message
+
+
+def test_returning_none_is_a_clean_fail(add_exercise):
+    result = grade(add_exercise, "returns_none")
+    assert result.status == "fail"
+    assert not result.internal_error
+    assert "got None" in result.checks[1].message
+
+
+def test_missing_function_is_named(add_exercise):
+    result = grade(add_exercise, "missing")
+    assert result.status == "error"
+    assert "does not define add" in result.checks[0].message
+
+
+def test_memory_bomb_hits_the_cap(add_exercise):
+    result = grade(add_exercise, "memory_bomb")
+    assert result.status == "error"
+    assert "memory" in result.checks[1].message.lower()
+
+
+def test_monkeypatching_numpy_in_the_submission_cannot_pass(add_exercise):
+    result = grade(add_exercise, "monkeypatch")
+    assert result.status == "fail"
+    assert "all checks passed" in result.output  # its fake claim is shown as output, nothing more
+
+
+def test_a_broken_grader_is_an_internal_error_not_the_learners(tmp_path, add_exercise):
+    import shutil
+
+    bank = tmp_path / "bank"
+    shutil.copytree(FIXTURES / "runner_bank", bank)
+    (bank / "graders" / "add.py").write_text(
+        "from mlprep.grading import check\n\n@check('broken')\ndef broken(sub, ctx):\n    sub.call('add', 1, 2)\n    raise KeyError('grader bug')\n"
+    )
+    result = grade_file(load_bank(bank).get("add"), SUBMISSIONS / "correct.py")
+    assert result.internal_error
+    assert result.status == "error"
+    assert "not your code" in result.message
+
+
+@pytest.fixture(scope="module")
+def softplus_exercise():
+    return load_bank(FIXTURES / "runner_bank").get("softplus")
+
+
+def test_cuda_scenarios_skip_without_a_gpu_and_never_pass_there(softplus_exercise):
+    import torch
+
+    result = grade_file(softplus_exercise, softplus_exercise.reference_path, device="auto")
+    by_name = statuses(result)
+    assert by_name["matches log(1 + exp(z)) at large |z|"] == "pass"
+    assert by_name["matches log(1 + exp(z)) at large |z| [cuda]"] == ("pass" if torch.cuda.is_available() else "skip")
+    assert result.status == "pass"
+
+
+def test_device_option_selects_the_runs(softplus_exercise):
+    cpu_only = statuses(grade_file(softplus_exercise, softplus_exercise.reference_path, device="cpu"))
+    assert not any("[cuda]" in name for name in cpu_only)
+    cuda_only = statuses(grade_file(softplus_exercise, softplus_exercise.reference_path, device="cuda"))
+    assert "matches log(1 + exp(z)) at large |z|" not in cuda_only
+    assert "matches log(1 + exp(z)) at large |z| [cuda]" in cuda_only
+    assert "float64 gradient" in cuda_only  # device-independent checks always run
+
+
+def test_a_detached_output_fails_the_gradient_check_with_a_reason(tmp_path, softplus_exercise):
+    path = tmp_path / "detached.py"
+    path.write_text("import torch\n\ndef softplus(z):\n    return torch.nn.functional.softplus(z).detach()\n")
+    result = grade_file(softplus_exercise, path, device="cpu")
+    gradient = next(c for c in result.checks if c.name == "float64 gradient")
+    assert gradient.status == "error"
+    assert "not connected to its inputs" in gradient.message

@@ -1,0 +1,46 @@
+"""The self-check machinery on the fixture bank: misses are reported, never hidden."""
+
+import shutil
+from pathlib import Path
+
+from mlprep.bank import load_bank
+from mlprep.selfcheck import run_selfcheck
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_fixture_bank_self_check_is_ok():
+    report = run_selfcheck(load_bank(FIXTURES / "runner_bank"), ["add"])
+    assert report.ok, report.to_dict()
+    (add,) = report.exercises
+    assert add.reference == "pass" and add.stub != "pass"
+    assert [(b.name, b.caught_by) for b in add.bugs] == [("subtracts", ["adds float64 arrays", "adds integers"])]
+    assert add.generated[0].status == "fail"
+    data = report.to_dict()
+    assert data["ok"] is True and data["exercises"][0]["bugs"][0]["caught_by"]
+
+
+def test_an_uncaught_bug_and_a_bad_edit_are_reported(tmp_path):
+    bank = tmp_path / "bank"
+    shutil.copytree(FIXTURES / "runner_bank", bank)
+    (bank / "solutions" / "add" / "bugs.toml").write_text(
+        '[[bug]]\nname = "harmless"\nsummary = "a comment"\n[[bug.edit]]\nold = "return a + b"\nnew = "return a + b  # same"\n'
+    )
+    report = run_selfcheck(load_bank(bank), ["add"])
+    assert not report.ok
+    assert any("harmless is not caught" in p for p in report.exercises[0].problems)
+
+    (bank / "solutions" / "add" / "bugs.toml").write_text('[[bug]]\nname = "ghost"\nsummary = "x"\n[[bug.edit]]\nold = "not in the file"\nnew = "y"\n')
+    report = run_selfcheck(load_bank(bank), ["add"])
+    assert not report.ok and any("occurs 0 times" in p for p in report.exercises[0].problems)
+
+
+def test_a_rejected_alternative_is_a_miss(tmp_path):
+    bank = tmp_path / "bank"
+    shutil.copytree(FIXTURES / "runner_bank", bank)
+    alt = bank / "solutions" / "add" / "alternatives"
+    alt.mkdir()
+    (alt / "off_by_one.py").write_text("def add(a, b):\n    return a + b + 1\n")
+    report = run_selfcheck(load_bank(bank), ["add"])
+    assert not report.ok
+    assert report.exercises[0].alternatives[0].status == "fail"

@@ -1,0 +1,227 @@
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from mlprep import store as store_module
+from mlprep.errors import ExitStatus
+from mlprep.results import CheckResult, GradeResult
+from mlprep.store import MIGRATIONS, Store, StoreError
+
+
+def make_result(exercise_id: str = "adamw", status: str = "fail", *, internal_error: bool = False, tag: str = "") -> GradeResult:
+    checks = [
+        CheckResult("imports", "pass", "", {}, 0.1),
+        CheckResult("float64 lockstep", "fail" if status != "pass" else "pass", f"expected 1.0, got 2.0 {tag}".strip(), {"max_abs": 1.0, "index": [0, 3]}, 0.25),
+        CheckResult("cuda", "skip", "no GPU", {}, 0.0),
+    ]
+    return GradeResult(exercise_id, status, f"summary {tag}".strip(), checks, output="hi\n", device="cpu", duration_s=1.5, internal_error=internal_error)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    with Store(tmp_path / "progress.sqlite3") as opened:
+        yield opened
+
+
+def test_fresh_store_is_migrated_to_the_latest_schema_in_wal_mode(store: Store) -> None:
+    assert store.schema_version == len(MIGRATIONS)
+    assert store._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    tables = {r[0] for r in store._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"attempts", "grades", "check_results", "hints_shown", "reveals"} <= tables
+
+
+def test_open_default_lives_in_mlprep_home(mlprep_home: Path) -> None:
+    with Store.open_default() as opened:
+        assert opened.path == mlprep_home / "progress.sqlite3"
+    assert (mlprep_home / "progress.sqlite3").is_file()
+
+
+def test_attempts_latest_wins(store: Store, tmp_path: Path) -> None:
+    assert store.latest_attempt("adamw") is None
+    store.record_attempt("adamw", tmp_path / "one.py")
+    store.record_attempt("knn", tmp_path / "knn.py")
+    store.record_attempt("adamw", tmp_path / "two.py")
+    latest = store.latest_attempt("adamw")
+    assert latest is not None and latest.path == (tmp_path / "two.py").resolve()
+    assert store.attempted_ids() == ["adamw", "knn"]
+    assert [a.exercise_id for a in store.attempts()] == ["adamw", "knn", "adamw"]
+
+
+def test_grade_round_trip_with_per_check_results(store: Store, tmp_path: Path) -> None:
+    result = make_result()
+    grade_id = store.record_grade(result, source="workspace", path=tmp_path / "adamw.py")
+    assert store.grade_result(grade_id) == result
+    assert store.check_results(grade_id) == result.checks
+    [record] = store.grades()
+    assert (record.exercise_id, record.status, record.source, record.device) == ("adamw", "fail", "workspace", "cpu")
+    assert record.path == str((tmp_path / "adamw.py").resolve())
+    assert (record.checks_passed, record.checks_total) == (1, 2)  # the skip is not counted as run
+    assert record.duration_s == pytest.approx(1.5)
+
+
+def test_record_grade_rejects_an_unknown_source(store: Store) -> None:
+    with pytest.raises(ValueError, match="source"):
+        store.record_grade(make_result(), source="somewhere", path=None)
+    assert store.grades() == []
+
+
+def test_statuses(store: Store, tmp_path: Path) -> None:
+    store.record_attempt("adamw", tmp_path / "a.py")
+    store.record_grade(make_result("knn", "fail"), source="file", path=None)
+    store.record_grade(make_result("focal-loss", "pass"), source="file", path=None)
+    store.record_grade(make_result("focal-loss", "fail"), source="workspace", path=None)  # passed once stays passed
+    store.record_grade(make_result("causal-mask", "pass", internal_error=True), source="workspace", path=None)
+    assert store.statuses() == {"adamw": "attempted", "knn": "attempted", "focal-loss": "passed"}
+    assert store.has_passed("focal-loss")
+    assert not store.has_passed("knn")
+    assert not store.has_passed("causal-mask")  # an internal error says nothing about the learner
+
+
+def test_hints_are_handed_out_once_each(store: Store) -> None:
+    assert [store.take_hint("adamw", 3) for _ in range(5)] == [0, 1, 2, None, None]
+    assert store.take_hint("knn", 0) is None
+    assert store.hints_shown() == {"adamw": 3}
+
+
+def test_reveals(store: Store) -> None:
+    store.record_reveal("adamw", forced=True)
+    store.record_reveal("knn", forced=False)
+    assert [(r.exercise_id, r.forced) for r in store.reveals()] == [("adamw", True), ("knn", False)]
+
+
+# -- migrations ------------------------------------------------------------------------------------
+
+
+def test_a_new_migration_step_upgrades_an_old_store_and_keeps_its_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "progress.sqlite3"
+    with Store(path) as old:
+        old.record_grade(make_result(), source="workspace", path=None)
+        assert old.schema_version == 1
+    steps = [*MIGRATIONS, ("ALTER TABLE grades ADD COLUMN note TEXT", "UPDATE grades SET note = 'migrated'")]
+    monkeypatch.setattr(store_module, "MIGRATIONS", steps)
+    with Store(path) as new:
+        assert new.schema_version == 2
+        assert new._db.execute("SELECT note FROM grades").fetchall() == [("migrated",)]
+        assert len(new.grades()) == 1
+
+
+def test_a_failing_migration_step_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "progress.sqlite3"
+    Store(path).close()
+    steps = [*MIGRATIONS, ("CREATE TABLE extra (x)", "THIS IS NOT SQL")]
+    monkeypatch.setattr(store_module, "MIGRATIONS", steps)
+    with pytest.raises(StoreError):
+        Store(path)
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'extra'").fetchone()[0] == 0
+    db.close()
+
+
+def test_a_store_from_a_newer_mlprep_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "progress.sqlite3"
+    Store(path).close()
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 5}")
+    db.close()
+    with pytest.raises(StoreError, match="upgrade mlprep") as refused:
+        Store(path)
+    assert str(path) in refused.value.message
+
+
+def test_a_corrupt_store_is_a_one_line_error_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "progress.sqlite3"
+    path.write_bytes(b"this is not an SQLite database, just some bytes " * 100)
+    with pytest.raises(StoreError) as corrupt:
+        Store(path)
+    message = corrupt.value.message
+    assert str(path) in message and "move it aside" in message and "\n" not in message
+    assert corrupt.value.exit_status == ExitStatus.USAGE
+
+
+# -- concurrency -----------------------------------------------------------------------------------
+
+WRITERS = 6
+GRADES_EACH = 15
+
+
+def _write_grades(path: str, writer: int, barrier: multiprocessing.synchronize.Barrier) -> None:
+    barrier.wait()  # all writers open a brand-new store (and migrate it) at the same moment
+    with Store(Path(path)) as opened:
+        for i in range(GRADES_EACH):
+            opened.record_grade(make_result(f"ex{writer}", tag=f"w{writer}-{i}"), source="workspace", path=None)
+            opened.record_attempt(f"ex{writer}", Path(path).parent / f"w{writer}-{i}.py")
+
+
+def _take_hint(path: str, barrier: multiprocessing.synchronize.Barrier, out: multiprocessing.Queue) -> None:
+    barrier.wait()
+    with Store(Path(path)) as opened:
+        out.put(opened.take_hint("adamw", 3))
+
+
+def _assert_every_grade_landed(path: Path, writers: int) -> None:
+    with Store(path) as opened:
+        grades = opened.grades()
+        assert len(grades) == writers * GRADES_EACH
+        messages = {g.message for g in grades}
+        assert messages == {f"summary w{w}-{i}" for w in range(writers) for i in range(GRADES_EACH)}
+        assert all(g.checks_total == 2 for g in grades)  # every grade's checks landed with it
+        assert opened._db.execute("SELECT COUNT(*) FROM check_results").fetchone()[0] == writers * GRADES_EACH * 3
+        assert len(opened.attempts()) == writers * GRADES_EACH
+
+
+def test_concurrent_processes_lose_no_grades(tmp_path: Path) -> None:
+    context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+    path = tmp_path / "progress.sqlite3"
+    barrier = context.Barrier(WRITERS)
+    workers = [context.Process(target=_write_grades, args=(str(path), w, barrier)) for w in range(WRITERS)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+    assert [w.exitcode for w in workers] == [0] * WRITERS
+    _assert_every_grade_landed(path, WRITERS)
+
+
+def test_concurrent_threads_lose_no_grades(tmp_path: Path) -> None:
+    path = tmp_path / "progress.sqlite3"
+    barrier = threading.Barrier(WRITERS)
+    errors: list[BaseException] = []
+
+    def run(writer: int) -> None:
+        try:
+            _write_grades(str(path), writer, barrier)
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(w,)) for w in range(WRITERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert errors == []
+    _assert_every_grade_landed(path, WRITERS)
+
+
+def test_concurrent_hint_requests_never_show_the_same_hint_twice(tmp_path: Path) -> None:
+    context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+    path = tmp_path / "progress.sqlite3"
+    Store(path).close()
+    processes = 5
+    barrier = context.Barrier(processes)
+    out = context.Queue()
+    workers = [context.Process(target=_take_hint, args=(str(path), barrier, out)) for _ in range(processes)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+    assert [w.exitcode for w in workers] == [0] * processes
+    taken = [out.get(timeout=10) for _ in range(processes)]
+    assert sorted(t for t in taken if t is not None) == [0, 1, 2]
+    assert taken.count(None) == processes - 3
