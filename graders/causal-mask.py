@@ -3,7 +3,7 @@
 Attention expectations come from torch's F.scaled_dot_product_attention (in float64, on the CPU)
 with the combined causal & key-padding mask, with zeros for queries that see no key. Outputs at a
 pad query that does see keys are outside the contract, so they are never compared: before each
-comparison they are replaced by the expected values (`_graded_only`). The gradient checks only use
+comparison they are set to 0 in both outputs (`_real_queries`). The gradient checks only use
 left padding, where every position is graded (a pad query there sees no key and must be zero), so
 that a contraction over the whole output is fair.
 
@@ -25,6 +25,7 @@ from mlprep.grading import (
     fail,
     gradcheck_float64,
     inputs_unchanged,
+    invariance_probe,
     value_and_grad,
 )
 
@@ -71,11 +72,10 @@ def _expected(q, k, v, keep):
     return out.masked_fill(empty, 0.0)
 
 
-def _graded_only(got, want, keep):
-    """`got` with the positions outside the contract (pad queries that see keys) taken from `want`."""
+def _real_queries(out, keep):
+    """`out` with the positions outside the contract (pad queries that see keys) set to 0."""
     graded = keep.cpu()[:, None, :, None] | _sees_no_key(keep)
-    got = torch.as_tensor(got).detach().cpu()
-    return torch.where(graded, got.to(want.dtype), want)
+    return torch.where(graded, torch.as_tensor(out).detach().cpu(), 0.0)
 
 
 def _output(sub, q, k, v, keep, scenario):
@@ -111,7 +111,7 @@ def matches_sdpa(sub, ctx):
         scenario = f"{str(dtype).removeprefix('torch.')}, q/k/v shape {shape}, keep rows: {rows}, {ctx.device}"
         got = _output(sub, q, k, v, keep, scenario)
         want = _expected(q, k, v, keep)
-        assert_close(_graded_only(got, want, keep), want, what="causal_attention output", scenario=scenario,
+        assert_close(_real_queries(got, keep), _real_queries(want, keep), what="causal_attention output", scenario=scenario,
                      dtype=dtype, hint=MASK_HINT + " Outputs at pad queries that see real keys are not compared.")
 
 
@@ -120,19 +120,16 @@ def causality_probe(sub, ctx):
     rng = ctx.rng(3)
     q, k, v = _qkv(rng, (2, 2, 6, 4))
     keep = _keep(ALL_REAL, RIGHT_PADDED)
-    base = torch.as_tensor(_output(sub, q, k, v, keep, "float64, shape (2, 2, 6, 4)"))
     for j in (1, 3, 5):
         k2, v2 = k.clone(), v.clone()
         k2[:, :, j] += torch.from_numpy(10 * rng.standard_normal(k2[:, :, j].shape))
         v2[:, :, j] += torch.from_numpy(10 * rng.standard_normal(v2[:, :, j].shape))
-        scenario = f"float64, shape (2, 2, 6, 4), k and v at position {j} changed by up to ~30"
-        got = torch.as_tensor(sub.call("causal_attention", q, k2, v2, keep))
-        assert_shape(got, tuple(q.shape), what="causal_attention output", scenario=scenario)
         # Only real queries before j are compared (the pad queries of row 1 start at 4).
-        before = _graded_only(got[:, :, :j], base[:, :, :j], keep[:, :j])
-        assert_close(before, base[:, :, :j], what=f"outputs at queries 0..{j - 1}", scenario=scenario, equal_nan=True,
-                     hint=f"A query before position {j} must not see key {j}: keep the lower triangle of the (query, key)"
-                     " scores, diagonal included, and mask before the softmax.")
+        invariance_probe(sub, "causal_attention", (q, k, v, keep), (q, k2, v2, keep), shape=tuple(q.shape),
+                         graded=lambda out, j=j: _real_queries(out, keep)[:, :, :j],
+                         what=f"outputs at queries 0..{j - 1}", scenario=f"float64, shape (2, 2, 6, 4), k and v at position {j} changed by up to ~30",
+                         hint=f"A query before position {j} must not see key {j}: keep the lower triangle of the (query, key)"
+                         " scores, diagonal included, and mask before the softmax.")
 
 
 @check("padding: pad keys and values, even huge ones, change no real query")
@@ -140,17 +137,15 @@ def padding_probe(sub, ctx):
     rng = ctx.rng(4)
     q, k, v = _qkv(rng, (3, 2, 6, 4))
     keep = _keep(LEFT_PADDED, WITH_HOLES, RIGHT_PADDED)
-    base = torch.as_tensor(_output(sub, q, k, v, keep, "float64, shape (3, 2, 6, 4)"))
     pads = ~keep[:, None, :, None]
     k2 = torch.where(pads, torch.from_numpy(1e6 * rng.standard_normal(k.shape)), k)
     v2 = torch.where(pads, torch.from_numpy(1e6 * rng.standard_normal(v.shape)), v)
-    scenario = ("float64, shape (3, 2, 6, 4), keep rows: left-padded, pads in the middle, right-padded;"
-                " k and v at pad positions set to values of size ~1e6")
-    got = torch.as_tensor(sub.call("causal_attention", q, k2, v2, keep))
-    assert_shape(got, tuple(q.shape), what="causal_attention output", scenario=scenario)
-    assert_close(_graded_only(got, base, keep), base, what="outputs at real queries", scenario=scenario, equal_nan=True,
-                 hint="A pad token must get zero weight from every query: the padding mask belongs on the KEY axis"
-                 " (the last axis of the scores), and masked scores must become -inf before the softmax.")
+    invariance_probe(sub, "causal_attention", (q, k, v, keep), (q, k2, v2, keep), shape=tuple(q.shape),
+                     graded=lambda out: _real_queries(out, keep), what="outputs at real queries",
+                     scenario=("float64, shape (3, 2, 6, 4), keep rows: left-padded, pads in the middle, right-padded;"
+                               " k and v at pad positions set to values of size ~1e6"),
+                     hint="A pad token must get zero weight from every query: the padding mask belongs on the KEY axis"
+                     " (the last axis of the scores), and masked scores must become -inf before the softmax.")
 
 
 @check("left padding and a fully padded row: zeros, no NaN, finite gradients", devices=("cpu", "cuda"))
@@ -209,7 +204,7 @@ def float16_scores(sub, ctx):
                   hint="An unscaled q @ k^T overflows to inf in float16 here; the scaled scores fit, so the scale"
                   " must be applied before the product can overflow (or the scores computed in float32).")
     want = _expected(q.float(), k.float(), v.float(), keep)  # the float32 inputs, computed in float64
-    assert_close(_graded_only(got, want, keep), want, what="causal_attention output vs the float32 computation",
+    assert_close(_real_queries(got, keep), _real_queries(want, keep), what="causal_attention output vs the float32 computation",
                  scenario=scenario, rtol=1e-3, atol=1e-3, hint=MASK_HINT)
 
 

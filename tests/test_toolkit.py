@@ -85,3 +85,33 @@ def test_shape_dtype_scalar_and_sequence_helpers():
         as_float(np.ones(3), what="loss")
     with pytest.raises(CheckFailed, match="expected a tuple of 3 values, got None"):
         expect_sequence(None, 3, what="(w, m, v)")
+
+
+class ScriptedSubmission:
+    """Stands in for the sandbox: returns the given outputs in order."""
+
+    def __init__(self, *outputs):
+        self.outputs = list(outputs)
+
+    def call(self, fn_name, *args, **kwargs):
+        return self.outputs.pop(0)
+
+
+def test_invariance_probe_compares_only_the_graded_part():
+    from mlprep.grading import invariance_probe
+
+    base = torch.arange(6.0).reshape(2, 3)
+    leaked = base.clone()
+    leaked[1, 0] = 99.0  # a later position moved: allowed
+    invariance_probe(ScriptedSubmission(base, leaked), "f", (), (), shape=(2, 3), graded=lambda out: out[0], what="row 0", scenario="s")
+    leaked[0, 2] = -1.0  # a graded position moved: caught, with where
+    with pytest.raises(CheckFailed, match=r"row 0 \(s\): 1 of 3 values differ; first at index \(2,\)"):
+        invariance_probe(ScriptedSubmission(base, leaked), "f", (), (), shape=(2, 3), graded=lambda out: out[0], what="row 0", scenario="s")
+
+
+@pytest.mark.parametrize("outputs", [(None, torch.zeros(2, 3)), (torch.zeros(2, 3), torch.zeros(3, 2)), (Opaque("X", "x"), Opaque("X", "x"))])
+def test_invariance_probe_fails_cleanly_on_bad_outputs(outputs):
+    from mlprep.grading import invariance_probe
+
+    with pytest.raises(CheckFailed):
+        invariance_probe(ScriptedSubmission(*outputs), "f", (), (), shape=(2, 3), graded=lambda out: out[0], what="row 0", scenario="s")

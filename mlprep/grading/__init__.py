@@ -31,7 +31,7 @@ from mlprep.grading._wire import Opaque, decode, encode
 __all__ = [
     "check", "CheckFailed", "fail", "Opaque", "Submission", "Context",
     "assert_close", "assert_equal", "assert_finite", "assert_shape", "assert_dtype", "tolerance_for",
-    "expect_sequence", "as_float", "inputs_unchanged", "gradcheck_float64", "value_and_grad",
+    "expect_sequence", "as_float", "inputs_unchanged", "invariance_probe", "gradcheck_float64", "value_and_grad",
     "peak_traced_memory", "time_ratio", "GraderDefect",
 ]
 
@@ -379,6 +379,27 @@ def inputs_unchanged(sub: Submission, fn_name: str, *args: Any, scenario: str = 
         fail(f"{fn_name}() modified its input {', '.join(sub.last_mutated)} in place{_scenario(scenario)}; the caller's data"
              " must be left unchanged: compute new arrays/lists instead of writing into the arguments", mutated=sub.last_mutated)
     return result
+
+
+def invariance_probe(sub: Submission, fn_name: str, args: Sequence[Any], changed_args: Sequence[Any], *, what: str, scenario: str,
+                     shape: Sequence[int] | None = None, graded: Callable[[Any], Any] | None = None, hint: str = "",
+                     kwargs: dict | None = None) -> None:
+    """The output must not move when `args` become `changed_args` in a way the contract makes invisible.
+
+    One mechanism for the probes: causality (perturb the inputs at position j; graded = the outputs
+    before j), padding (perturb the pads, even to huge values; graded = the real positions), permutation
+    (permute a set; graded = the output with the permutation undone, or a pooled output). `graded(out)`
+    gets each output (already checked to be numeric, of `shape` when given) and returns the part that
+    must stay put. The learner's two outputs are compared with each other, NaN equal to NaN."""
+    base = sub.call(fn_name, *args, **(kwargs or {}))
+    changed = sub.call(fn_name, *changed_args, **(kwargs or {}))
+    for output in (base, changed):
+        if not _is_numeric(output):
+            fail(_join(f"{what}{_scenario(scenario)}: expected an array or tensor from {fn_name}(), got {_describe(output)}.", hint))
+        if shape is not None:
+            assert_shape(output, shape, what=f"{fn_name}() output", scenario=scenario)
+    pick = graded or (lambda output: output)
+    assert_close(pick(changed), pick(base), what=what, scenario=scenario, equal_nan=True, hint=hint)
 
 
 def value_and_grad(module: Any, fn_name: str, args: Sequence[Any], wrt: Sequence[int], kwargs: dict | None = None,
