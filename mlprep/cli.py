@@ -189,7 +189,14 @@ WorkspaceOption = Annotated[
     Path | None,
     typer.Option("--workspace", "-w", file_okay=False, help="Workspace folder [default: ~/mlprep, or $MLPREP_HOME/workspace].", show_default=False),
 ]
-DeviceOption = Annotated[Device, typer.Option("--device", help="Where to run tensor code: cpu, cuda, or auto (cuda when available).", case_sensitive=False)]
+DeviceOption = Annotated[
+    Device,
+    typer.Option(
+        "--device",
+        help="Which device scenarios to run: cpu, cuda, or auto (both; the cuda ones are reported as skipped without a GPU).",
+        case_sensitive=False,
+    ),
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
 
 
@@ -293,7 +300,10 @@ def grade(
     device: DeviceOption = Device.auto,
     as_json: JsonOption = False,
     junit: Annotated[Path | None, typer.Option("--junit", help="Also write the results as JUnit XML to this path.", show_default=False)] = None,
-    timeout: Annotated[float | None, typer.Option("--timeout", callback=_positive, help="Per-check time limit in seconds [default: the exercise's].", show_default=False)] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", callback=_positive, help="Per-check time limit in seconds [default: the exercise's].", show_default=False),
+    ] = None,
 ) -> None:
     """Grade your attempts (or a file) and record the results. Exit 1 if anything did not pass,
     3 if mlprep itself failed (never your code's fault)."""

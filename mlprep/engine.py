@@ -20,7 +20,6 @@ import time
 import traceback
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 from mlprep.bank import Exercise
 from mlprep.grading import CheckFailed, CheckSpec, Context, GraderDefect, Submission
@@ -119,7 +118,8 @@ def grade_file(exercise: Exercise, path: Path, *, device: str = "auto", timeout_
             return _result(exercise, checks, sandbox, device, started)
         if sandbox.missing:
             names = ", ".join(f"{n}" for n in sandbox.missing)
-            checks.append(CheckResult(IMPORT_CHECK, "error", f"your file does not define {names} (the exercise asks for {', '.join(exercise.functions)})", {"missing": sandbox.missing}, time.perf_counter() - import_started))
+            message = f"your file does not define {names} (the exercise asks for {', '.join(exercise.functions)})"
+            checks.append(CheckResult(IMPORT_CHECK, "error", message, {"missing": sandbox.missing}, time.perf_counter() - import_started))
             checks += [CheckResult(name, "skip", f"not run: {names} missing") for name, *_ in runs]
             return _result(exercise, checks, sandbox, device, started)
         checks.append(CheckResult(IMPORT_CHECK, "pass", "", {}, time.perf_counter() - import_started))
