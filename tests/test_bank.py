@@ -66,3 +66,18 @@ def test_the_wheel_carries_the_bank(tmp_path):
         assert f"mlprep/_bank/exercises/{exercise_id}/exercise.toml" in names
         assert f"mlprep/_bank/graders/{exercise_id}.py" in names
         assert f"mlprep/_bank/solutions/{exercise_id}/reference.py" in names
+
+
+def test_commands_named_in_the_bank_exist(bank):
+    """Stubs, prompts and hints send learners to commands: every `mlprep X` they name must be real."""
+    import re
+
+    from typer.main import get_command
+
+    from mlprep.cli import app
+
+    commands = set(get_command(app).commands)
+    for exercise in bank.exercises:
+        texts = [exercise.stub(), exercise.prompt(), *exercise.hints]
+        for name in re.findall(r"\bmlprep ([a-z][a-z-]*)", "\n".join(texts)):
+            assert name in commands, f"{exercise.id} mentions `mlprep {name}`, which is not a command"

@@ -1,4 +1,4 @@
-"""AdamW: one decoupled-weight-decay step. Fill in `adamw`; run `mlprep check adamw` to grade it."""
+"""AdamW: one decoupled-weight-decay step. Fill in `adamw`; run `mlprep grade adamw` to grade it."""
 
 
 def adamw(w, g, m, v, t, lr=1e-3, b1=0.9, b2=0.999, eps=1e-8, wd=0.01):

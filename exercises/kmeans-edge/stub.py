@@ -1,4 +1,4 @@
-"""k-means edge cases, in pure Python. Fill in `kmeans`; run `mlprep check kmeans-edge` to grade it."""
+"""k-means edge cases, in pure Python. Fill in `kmeans`; run `mlprep grade kmeans-edge` to grade it."""
 
 
 def kmeans(points, init, max_iter=100, tol=1e-9):

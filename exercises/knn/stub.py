@@ -1,4 +1,4 @@
-"""k-nearest neighbours under a memory budget. Fill in `knn`; run `mlprep check knn` to grade it."""
+"""k-nearest neighbours under a memory budget. Fill in `knn`; run `mlprep grade knn` to grade it."""
 
 import numpy as np
 

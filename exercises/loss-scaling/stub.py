@@ -1,6 +1,6 @@
 """Dynamic loss scaling for float16 mixed-precision training.
 
-Fill in DynamicLossScaler and train_step. The contract is in the docstrings; `mlprep prompt
+Fill in DynamicLossScaler and train_step. The contract is in the docstrings; `mlprep show
 loss-scaling` shows the whole task.
 """
 
