@@ -117,7 +117,7 @@ def grade_file(exercise: Exercise, path: Path, *, device: str = "auto", timeout_
             checks += [CheckResult(name, "skip", "not run: your file did not import") for name, *_ in runs]
             return _result(exercise, checks, sandbox, device, started)
         if sandbox.missing:
-            names = ", ".join(f"{n}" for n in sandbox.missing)
+            names = ", ".join(sandbox.missing)
             message = f"your file does not define {names} (the exercise asks for {', '.join(exercise.functions)})"
             checks.append(CheckResult(IMPORT_CHECK, "error", message, {"missing": sandbox.missing}, time.perf_counter() - import_started))
             checks += [CheckResult(name, "skip", f"not run: {names} missing") for name, *_ in runs]

@@ -112,8 +112,11 @@ class Submission:
 
     def run(self, scenario: Callable, *args: Any, **kwargs: Any) -> Any:
         """Run `scenario(learner_module, *args, **kwargs)` in the sandbox; scenario is a module-level function."""
+        return self._run(scenario, args, kwargs)
+
+    def _run(self, scenario: Callable, args: Sequence[Any], kwargs: dict, cutoff_s: float | None = None) -> Any:
         message = {"op": "run", "module": scenario.__module__, "scenario": scenario.__name__, "args": list(args), "kwargs": kwargs}
-        return self._request(message, f"running the scenario {scenario.__name__}")
+        return self._request(message, f"running the scenario {scenario.__name__}", cutoff_s=cutoff_s)
 
     def _request(self, message: dict[str, Any], during: str, cutoff_s: float | None = None) -> Any:
         message["device"] = self.device
@@ -508,9 +511,8 @@ def time_ratio(sub: Submission, ctx: Context, scenario: Callable, *args: Any, re
     cutoff = max_ratio * best_reference + 1.0 if max_ratio is not None else None
     learner = []
     for _ in range(repeats):
-        message = {"op": "run", "module": scenario.__module__, "scenario": scenario.__name__, "args": list(args), "kwargs": kwargs}
         try:
-            sub._request(message, f"running the timed scenario {scenario.__name__}", cutoff_s=cutoff)
+            sub._run(scenario, args, kwargs, cutoff_s=cutoff)
         except SubmissionTimeout:
             if cutoff is None or sub._deadline - time.monotonic() <= 0:
                 raise
