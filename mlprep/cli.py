@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import sys
 import traceback as traceback_module
 from enum import Enum
@@ -529,4 +530,19 @@ def selfcheck(
 
 
 def main(argv: list[str] | None = None) -> None:
-    typer.main.get_command(app).main(args=argv, prog_name="mlprep")
+    try:
+        typer.main.get_command(app).main(args=argv, prog_name="mlprep")
+    except SystemExit as done:
+        if "torch" not in sys.modules:
+            raise
+        # Every file and the store are written and closed by now, and torch's interpreter teardown
+        # would add 0.3-0.5 s to every grade: flush and leave at once.
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+        if isinstance(done.code, str):
+            print(done.code, file=sys.stderr)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)

@@ -18,11 +18,13 @@ import sys
 import threading
 import time
 import traceback
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 
 from mlprep.bank import Exercise
 from mlprep.grading import CheckFailed, CheckSpec, Context, GraderDefect, Submission
+from mlprep.grading._forkserver import prestart
 from mlprep.grading._runner import OUTPUT_FLOOD_BYTES, Sandbox, SandboxBroken, SandboxConfig, SubmissionCrashed, SubmissionProblem, SubmissionRaised, SubmissionTimeout
 from mlprep.results import CheckResult, GradeResult, overall_status, summary_message
 
@@ -93,6 +95,7 @@ def grade_file(exercise: Exercise, path: Path, *, device: str = "auto", timeout_
         raise ValueError(f"device must be one of {', '.join(DEVICES)}, not {device!r}")
     started = time.perf_counter()
     path = Path(path).resolve()
+    prestart(module_name("grader", exercise.id), exercise.grader_path)  # its imports overlap with ours below
     try:
         grader = load_module(module_name("grader", exercise.id), exercise.grader_path)
         reference = load_module(module_name("reference", exercise.id), exercise.reference_path)
@@ -122,6 +125,11 @@ def grade_file(exercise: Exercise, path: Path, *, device: str = "auto", timeout_
             checks.append(CheckResult(IMPORT_CHECK, "error", message, {"missing": sandbox.missing}, time.perf_counter() - import_started))
             checks += [CheckResult(name, "skip", f"not run: {names} missing") for name, *_ in runs]
             return _result(exercise, checks, sandbox, device, started)
+        if sandbox.leftover_processes():
+            message = "importing your file started processes that kept running; start no processes at import time"
+            checks.append(CheckResult(IMPORT_CHECK, "error", message, {}, time.perf_counter() - import_started))
+            checks += [CheckResult(name, "skip", "not run: your file did not import cleanly") for name, *_ in runs]
+            return _result(exercise, checks, sandbox, device, started)
         checks.append(CheckResult(IMPORT_CHECK, "pass", "", {}, time.perf_counter() - import_started))
 
         for name, spec, dev, runnable in runs:
@@ -136,7 +144,7 @@ def grade_file(exercise: Exercise, path: Path, *, device: str = "auto", timeout_
                 except SubmissionProblem as problem:
                     checks.append(CheckResult(name, "error", f"could not restart your code: {problem.message}", problem.details))
                     continue
-            result = _run_check(name, spec, dev, sandbox, reference, limit)
+            result = _run_check(name, spec, dev, sandbox, reference, replace(config, submission=exercise.reference_path))
             internal = internal or result.details.get("internal_error", False)
             checks.append(result)
     finally:
@@ -148,13 +156,25 @@ def grade_file(exercise: Exercise, path: Path, *, device: str = "auto", timeout_
     return result
 
 
-def _run_check(name: str, spec: CheckSpec, device: str, sandbox: Sandbox, reference: ModuleType, limit: float) -> CheckResult:
+def _run_check(name: str, spec: CheckSpec, device: str, sandbox: Sandbox, reference: ModuleType, reference_config: SandboxConfig) -> CheckResult:
     before_output = sandbox.output_total
     start = time.perf_counter()
+    limit = reference_config.timeout_s
     sub = Submission(sandbox, device, limit)
+    reference_sandboxes: list[Sandbox] = []
+
+    def reference_sandbox() -> Submission:
+        """The reference in a sandbox like the learner's, for timings that compare like with like."""
+        reference_sandboxes.append(Sandbox(reference_config))
+        try:
+            reference_sandboxes[-1].start()
+        except (SubmissionProblem, SandboxBroken) as problem:
+            raise GraderDefect(f"the reference could not start in a sandbox: {problem}") from None
+        return Submission(reference_sandboxes[-1], device, limit)
+
     status, message, details = "pass", "", {}
     try:
-        spec.fn(sub, Context(device, reference))
+        spec.fn(sub, Context(device, reference, reference_sandbox))
     except CheckFailed as failure:
         status, message, details = "fail", failure.message, failure.details
     except SubmissionTimeout as problem:
@@ -165,6 +185,17 @@ def _run_check(name: str, spec: CheckSpec, device: str, sandbox: Sandbox, refere
         status = "error"
         message = f"internal grader error (a bug in mlprep, not in your code): {type(exc).__name__}: {exc}"
         details = {"internal_error": True, "traceback": traceback.format_exc(limit=6)}
+    finally:
+        for reference_box in reference_sandboxes:
+            reference_box.close()
+    leftover = sandbox.leftover_processes() if sandbox.alive() else []
+    if leftover and status in ("pass", "fail"):
+        status = "error"
+        message = (f"your code left {len(leftover)} process(es) running after it returned (pid {', '.join(map(str, leftover[:5]))}); "
+                   "wait for every process you start (join, wait, close the pool). They have been killed.")
+        details = {"leftover_processes": len(leftover)}
+    if leftover:
+        sandbox.stop()  # kills them all; the next check gets a fresh sandbox
     printed = sandbox.output_total - before_output
     if printed > OUTPUT_FLOOD_BYTES and status == "pass":
         status = "fail"

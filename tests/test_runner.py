@@ -1,5 +1,7 @@
 """The engine against a tiny fixture bank: every way a submission can misbehave is a clear verdict."""
 
+import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -165,3 +167,26 @@ def test_a_detached_output_fails_the_gradient_check_with_a_reason(tmp_path, soft
     gradient = next(c for c in result.checks if c.name == "float64 gradient")
     assert gradient.status == "error"
     assert "not connected to its inputs" in gradient.message
+
+
+def test_processes_left_running_fail_the_check_and_are_killed(add_exercise, tmp_path):
+    submission = tmp_path / "leaves_child.py"
+    shutil.copy(SUBMISSIONS / "leaves_child.py", submission)
+    result = grade_file(add_exercise, submission)
+    assert result.status == "error"
+    left = [c for c in result.checks if "left 1 process(es) running" in c.message]
+    assert len(left) == len(result.checks) - 1  # every check after the import
+    pids = [int(line) for line in (tmp_path / "pids").read_text().split()]
+    assert len(pids) == len(left)
+    deadline = time.monotonic() + 5
+    while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [pid for pid in pids if _running(pid)]
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

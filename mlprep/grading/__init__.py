@@ -134,9 +134,20 @@ class Submission:
 class Context:
     """What a check knows besides the submission: the device, the reference, seeded randomness."""
 
-    def __init__(self, device: str, reference: Any):
+    def __init__(self, device: str, reference: Any, reference_sandbox: Callable[[], Submission] | None = None):
         self.device = device
         self.reference = reference
+        self._reference_sandbox = reference_sandbox
+        self._reference_submission: Submission | None = None
+
+    def reference_submission(self) -> Submission:
+        """The reference in a sandbox of its own, started on first use: timed the same way as the
+        learner's code (a process of the same kind, the same round trip), so timings compare fairly."""
+        if self._reference_submission is None:
+            if self._reference_sandbox is None:
+                raise GraderDefect("this context has no reference sandbox")
+            self._reference_submission = self._reference_sandbox()
+        return self._reference_submission
 
     def rng(self, seed: int) -> np.random.Generator:
         return np.random.default_rng(seed)
@@ -496,21 +507,24 @@ def time_ratio(sub: Submission, ctx: Context, scenario: Callable, *args: Any, re
                what: str = "", hint: str = "", **kwargs: Any) -> tuple[float, float, float]:
     """(learner seconds, reference seconds, ratio), best of `repeats`, measured in this same run.
 
-    The reference runs first, here; the learner is timed from the judge around the sandbox round trip,
-    so it cannot fake its time. With `max_ratio`, a learner run still going at max_ratio times the
-    reference's time (plus a second for the round trip) is stopped and the check fails: a slow
+    Both run in sandboxes (the reference in one of its own, see Context.reference_submission) and are
+    timed from the judge around the round trip, alternately, so machine load hits both alike and the
+    learner cannot fake its time. With `max_ratio`, a learner run still going at max_ratio times the
+    reference's best time (plus a second for the round trip) is stopped and the check fails: a slow
     submission costs the bound, not the whole time limit."""
-    from mlprep.grading._runner import SubmissionTimeout
+    from mlprep.grading._runner import SubmissionProblem, SubmissionTimeout
 
-    reference = []
+    reference_sub = ctx.reference_submission()
+    reference: list[float] = []
+    learner: list[float] = []
     for _ in range(repeats):
-        start = time.perf_counter()
-        ctx.run_reference(scenario, *args, **kwargs)
-        reference.append(time.perf_counter() - start)
-    best_reference = max(min(reference), 1e-9)
-    cutoff = max_ratio * best_reference + 1.0 if max_ratio is not None else None
-    learner = []
-    for _ in range(repeats):
+        try:
+            reference_sub._run(scenario, args, kwargs)
+        except SubmissionProblem as problem:
+            raise GraderDefect(f"the reference failed the timed scenario {scenario.__name__}: {problem.message}") from None
+        reference.append(reference_sub.last_elapsed_s)
+        best_reference = max(min(reference), 1e-9)
+        cutoff = max_ratio * best_reference + 1.0 if max_ratio is not None else None
         try:
             sub._run(scenario, args, kwargs, cutoff_s=cutoff)
         except SubmissionTimeout:
@@ -519,5 +533,5 @@ def time_ratio(sub: Submission, ctx: Context, scenario: Callable, *args: Any, re
             fail(_join(f"{what or scenario.__name__}: stopped after {cutoff:.2f} s, more than {max_ratio:g}x the reference's"
                        f" {best_reference:.2f} s measured in the same run.", hint), reference_s=best_reference, cutoff_s=cutoff, max_ratio=max_ratio)
         learner.append(sub.last_elapsed_s)
-    best_learner = min(learner)
+    best_learner, best_reference = min(learner), max(min(reference), 1e-9)
     return best_learner, best_reference, best_learner / best_reference

@@ -4,17 +4,16 @@ Every way the learner's process can misbehave ends up as one of three exceptions
 turns into a verdict for the check that was running: SubmissionRaised (their code raised),
 SubmissionCrashed (the process died: segfault, os._exit, memory), SubmissionTimeout (no answer in
 time; the whole process group is killed).
+
+Sandboxes are forked by the fork server (_forkserver), which has numpy, torch and the grader loaded.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import signal
 import struct
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from mlprep.grading import _wire
+from mlprep.grading._forkserver import ForkServerError, descendants_of, fork_server
 
 OUTPUT_KEEP_BYTES = 16 * 1024  # what we keep of the learner's prints, to show them
 OUTPUT_FLOOD_BYTES = 1 * 2**20  # more than this in one check is a flood and fails the check
@@ -90,7 +90,8 @@ class SandboxConfig:
 class Sandbox:
     def __init__(self, config: SandboxConfig):
         self.config = config
-        self.process: subprocess.Popen | None = None
+        self.pid: int | None = None
+        self.exit_status: int | None = None
         self.output_head = bytearray()
         self.output_total = 0
         self._output_lock = threading.Lock()
@@ -99,37 +100,31 @@ class Sandbox:
 
     # -- lifecycle -------------------------------------------------------------------------------
     def start(self) -> None:
-        """Start the process and import the submission; raises SubmissionProblem if that fails."""
+        """Fork a sandbox and import the submission; raises SubmissionProblem if that fails."""
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
+        output_r, output_w = os.pipe()
+        status_r, status_w = os.pipe()
         config = {
-            "fd_in": to_child_r,
-            "fd_out": from_child_w,
             "submission": str(self.config.submission),
             "grader": str(self.config.grader),
             "grader_module": self.config.grader_module,
             "functions": list(self.config.functions),
             "memory_mb": self.config.memory_mb,
         }
-        env = dict(os.environ)
-        package_parent = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = package_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        env["PYTHONUNBUFFERED"] = "1"  # so prints before a crash still reach the learner
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "mlprep.grading._sandbox", json.dumps(config)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            pass_fds=(to_child_r, from_child_w),
-            start_new_session=True,  # its own process group, so a kill takes its children too
-            cwd=self._workdir.name,
-            env=env,
-        )
-        os.close(to_child_r)
-        os.close(from_child_w)
-        self._to_child, self._from_child = to_child_w, from_child_r
-        threading.Thread(target=self._drain_output, daemon=True).start()
+        theirs = (to_child_r, from_child_w, output_w, status_w)
+        try:
+            self.pid = fork_server().spawn(config, theirs, self._workdir.name)
+        except ForkServerError as exc:
+            for fd in (to_child_w, from_child_r, output_r, status_r):
+                os.close(fd)
+            raise SandboxBroken(str(exc)) from None
+        finally:
+            for fd in theirs:
+                os.close(fd)
+        self.exit_status = None
+        self._to_child, self._from_child, self._status = to_child_w, from_child_r, status_r
+        threading.Thread(target=self._drain_output, args=(output_r,), daemon=True).start()
         self._limit_s = self.config.timeout_s + IMPORT_GRACE_S
         try:
             self._receive(IMPORT_GRACE_S, during="starting the sandbox")
@@ -143,34 +138,50 @@ class Sandbox:
             raise SubmissionRaised("importing your file failed: " + describe_error(error), error)
         self.missing = reply["missing"]
 
+    def leftover_processes(self) -> list[int]:
+        """Processes the learner's code started and left running (the sandbox adopts orphans)."""
+        return descendants_of(self.pid) if self.pid is not None else []
+
     def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
+        return self.pid is not None and self._wait_status(0) is None
+
+    def _wait_status(self, timeout_s: float) -> int | None:
+        """The sandbox's wait status (as from os.waitpid) once it has ended, else None; the fork
+        server, its parent, writes it into the status pipe."""
+        if self.exit_status is None:
+            ready, _, _ = select.select([self._status], [], [], timeout_s)
+            if ready:
+                data = os.read(self._status, 8)
+                # Nothing at all: the fork server itself went away; report a kill.
+                self.exit_status = struct.unpack("<q", data)[0] if len(data) == 8 else signal.SIGKILL
+        return self.exit_status
 
     def stop(self) -> None:
-        if self.process is None:
+        if self.pid is None:
             return
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        self.process.wait()
-        for fd in (self._to_child, self._from_child):
+        for kill in (os.killpg, os.kill):  # the group: the learner's own children go too
+            try:
+                kill(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        self._wait_status(5.0)
+        for fd in (self._to_child, self._from_child, self._status):
             try:
                 os.close(fd)
             except OSError:
                 pass
-        self.process = None
+        self.pid = None
 
     def close(self) -> None:
         self.stop()
         self._workdir.cleanup()
 
     # -- output ----------------------------------------------------------------------------------
-    def _drain_output(self) -> None:
-        stream = self.process.stdout
+    def _drain_output(self, fd: int) -> None:
         while True:
-            chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
+            chunk = os.read(fd, 65536)
             if not chunk:
+                os.close(fd)
                 return
             with self._output_lock:
                 self.output_total += len(chunk)
@@ -245,14 +256,11 @@ class Sandbox:
         raise SubmissionTimeout(f"time limit of {limit:g} s reached while {during}: an infinite loop, a deadlock, or far too slow")
 
     def _fail_dead(self, during: str) -> None:
-        process = self.process
-        try:
-            returncode = process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            returncode = None
+        wait_status = self._wait_status(5.0)
         self.stop()
-        if returncode is None:
+        if wait_status is None:
             raise SubmissionCrashed(f"your process closed its channel to mlprep while {during}")
+        returncode = os.waitstatus_to_exitcode(wait_status)
         if returncode < 0:
             name = _signal_name(returncode)
             why = {"SIGSEGV": "a segmentation fault", "SIGKILL": "killed (often: out of memory)", "SIGABRT": "aborted"}.get(name, name)

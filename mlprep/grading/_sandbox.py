@@ -4,7 +4,8 @@ It imports the grader (for its scenario functions), caps its own memory, imports
 then answers requests from the judge: call a learner function, or run a grader scenario on the
 learner's module. Everything it sends back is plain data (see _wire); it decides nothing.
 
-Started by _runner.Sandbox as `python -m mlprep.grading._sandbox CONFIG_JSON`.
+Runs in a child forked by the fork server (_forkserver), which has already imported numpy, torch and
+the grader: `serve(config, fd_in, fd_out)`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
-import json
 import os
 import resource
 import struct
@@ -69,6 +69,8 @@ def _to_device(obj: Any, device: str) -> Any:
 
 
 def _load_module(name: str, path: str):
+    if name in sys.modules and getattr(sys.modules[name], "__file__", None) == path:
+        return sys.modules[name]  # the grader, loaded by the fork server before it forked
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
@@ -132,12 +134,8 @@ def _resolve_scenario(module_name: str, name: str, grader_module_name: str):
     return getattr(module, name)
 
 
-def main() -> None:
-    config = json.loads(sys.argv[1])
-    fd_in, fd_out = config["fd_in"], config["fd_out"]
+def serve(config: dict[str, Any], fd_in: int, fd_out: int) -> None:
     submission_path = os.path.abspath(config["submission"])
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a segfault leaves no core file behind
-
     _load_module(config["grader_module"], config["grader"])  # imports numpy/torch as needed
     _cap_memory(config["memory_mb"])
     _send(fd_out, {"ok": True, "booted": True})  # mlprep's own part started; what fails from here is the learner's
@@ -174,6 +172,3 @@ def main() -> None:
         except BaseException as exc:  # the value could not be encoded, or the pipe broke
             _send(fd_out, {"ok": False, "error": {"kind": "unencodable", "type": type(exc).__name__, "message": str(exc)[:500], "traceback": ""}})
 
-
-if __name__ == "__main__":
-    main()
