@@ -37,9 +37,12 @@ import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
+
+from mlprep.grading import _isolation
 
 START_TIMEOUT_S = 120.0  # importing torch on a loaded machine is slow
 MAX_CONTROL_BYTES = 1 << 20
@@ -116,8 +119,9 @@ class ForkServer:
             raise ForkServerError(f"the grading worker did not start: {error or 'no answer'}")
         self._ready = True
 
-    def spawn(self, config: dict[str, Any], fds: tuple[int, int, int, int], workdir: str) -> int:
-        """Fork a sandbox serving `config` on fds (requests in, replies out, output, wait status); its pid."""
+    def spawn(self, config: dict[str, Any], fds: tuple[int, int, int, int], workdir: str) -> tuple[int, bool]:
+        """Fork a sandbox serving `config` on fds (requests in, replies out, output, wait status):
+        its pid (the process group to kill) and whether it runs in namespaces of its own."""
         with self._lock:
             try:
                 self._wait_ready()
@@ -127,7 +131,7 @@ class ForkServer:
                 raise ForkServerError(f"the grading worker stopped answering: {exc}") from None
         if "pid" not in reply:
             raise ForkServerError(f"the grading worker could not start a sandbox: {reply.get('error', 'it exited')}")
-        return reply["pid"]
+        return reply["pid"], reply["isolated"]
 
     def close(self) -> None:
         self._sock.close()  # the server sees end-of-file, kills its children and exits
@@ -212,11 +216,19 @@ def _unbuffered_text(fd: int) -> io.TextIOWrapper:
     return io.TextIOWrapper(open(fd, "wb", buffering=0, closefd=False), encoding="utf-8", errors="backslashreplace", write_through=True)
 
 
+def _isolation_available() -> bool:
+    try:
+        return _isolation.available()
+    except (OSError, AttributeError):  # not Linux, or no such system calls
+        return False
+
+
 class _Server:
     def __init__(self, sock: socket.socket):
         self.sock = sock
         self.status_fds: dict[int, int] = {}  # sandbox pid -> write end of its status pipe
         self.graders: set[str] = set()
+        self.isolated = _isolation_available()
 
     def load_grader(self, name: str, path: str) -> None:
         if name in self.graders:
@@ -250,7 +262,7 @@ class _Server:
         for fd in (fd_in, fd_out, output):
             os.close(fd)
         self.status_fds[pid] = status
-        _send_message(self.sock, {"pid": pid})
+        _send_message(self.sock, {"pid": pid, "isolated": self.isolated})
 
     def become_sandbox(self, config: dict[str, Any], workdir: str, fd_in: int, fd_out: int, output: int, status: int) -> None:
         """In the forked child: shed the server's state, then serve the judge. Never returns."""
@@ -258,7 +270,7 @@ class _Server:
         try:
             os.setpgid(0, 0)
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the server gone means the judge is gone
-            _prctl(PR_SET_CHILD_SUBREAPER, 1)  # what the learner's code forks stays below the sandbox
+            _prctl(PR_SET_CHILD_SUBREAPER, 1)  # what the learner's code forks stays below the sandbox (pid 1 when isolated)
             signal.set_wakeup_fd(-1)
             for signum in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
                 signal.signal(signum, signal.SIG_DFL)
@@ -267,14 +279,17 @@ class _Server:
             os.dup2(output, 1)
             os.dup2(output, 2)
             # Close everything else the server holds: its socket, its wakeup pipe, other children's pipes.
-            low, high = sorted((fd_in, fd_out))
-            os.closerange(3, low)
-            os.closerange(low + 1, high)
-            os.closerange(high + 1, _max_fd())
+            keep = sorted((fd_in, fd_out, status))
+            for low, high in zip([2, *keep], [*keep, _max_fd()]):
+                os.closerange(low + 1, high)
+            if self.isolated:
+                self.isolate(workdir, fd_in, fd_out, status)
+            os.close(status)
             # Unbuffered text streams on the output pipe: prints made just before a crash still arrive.
             sys.stdout = _unbuffered_text(1)
             sys.stderr = _unbuffered_text(2)
             os.chdir(workdir)
+            os.environ["TMPDIR"] = tempfile.tempdir = workdir  # the only place it may write
             from mlprep.grading import _sandbox
 
             _sandbox.serve(config, fd_in, fd_out)
@@ -283,6 +298,20 @@ class _Server:
             code = 70
         finally:
             os._exit(code)
+
+    def isolate(self, workdir: str, fd_in: int, fd_out: int, status: int) -> None:
+        """Turn this process into A (see _isolation), which returns only in B, the sandbox proper."""
+        _isolation.enter_namespaces()
+        sandbox = os.fork()
+        if sandbox == 0:
+            _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+            _isolation.seal(workdir)
+            return
+        os.close(fd_in)
+        os.close(fd_out)
+        _, wait_status = os.waitpid(sandbox, 0)
+        os.write(status, struct.pack("<q", wait_status))  # the judge reads the first status only
+        os._exit(0)
 
     def reap(self) -> None:
         while True:

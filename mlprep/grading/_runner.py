@@ -22,11 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from mlprep.grading import _wire
-from mlprep.grading._forkserver import ForkServerError, descendants_of, fork_server
+from mlprep.grading._forkserver import ForkServerError, children_of, descendants_of, fork_server
 
 OUTPUT_KEEP_BYTES = 16 * 1024  # what we keep of the learner's prints, to show them
 OUTPUT_FLOOD_BYTES = 1 * 2**20  # more than this in one check is a flood and fails the check
-IMPORT_GRACE_S = 60.0  # on top of the per-check limit: importing torch on a busy machine is slow
+BOOT_TIMEOUT_S = 60.0  # mlprep's own start of a sandbox (forking, loading the grader if the server could not)
+IMPORT_GRACE_S = 5.0  # on top of the per-check limit for importing the learner's file: a library the server has not loaded
 
 
 class SubmissionProblem(Exception):
@@ -91,6 +92,7 @@ class Sandbox:
     def __init__(self, config: SandboxConfig):
         self.config = config
         self.pid: int | None = None
+        self.isolated = False  # in namespaces of its own (see _isolation)
         self.exit_status: int | None = None
         self.output_head = bytearray()
         self.output_total = 0
@@ -114,7 +116,7 @@ class Sandbox:
         }
         theirs = (to_child_r, from_child_w, output_w, status_w)
         try:
-            self.pid = fork_server().spawn(config, theirs, self._workdir.name)
+            self.pid, self.isolated = fork_server().spawn(config, theirs, self._workdir.name)
         except ForkServerError as exc:
             for fd in (to_child_w, from_child_r, output_r, status_r):
                 os.close(fd)
@@ -127,7 +129,7 @@ class Sandbox:
         threading.Thread(target=self._drain_output, args=(output_r,), daemon=True).start()
         self._limit_s = self.config.timeout_s + IMPORT_GRACE_S
         try:
-            self._receive(IMPORT_GRACE_S, during="starting the sandbox")
+            self._receive(BOOT_TIMEOUT_S, during="starting the sandbox")
         except SubmissionProblem as problem:
             raise SandboxBroken(f"the sandbox did not start: {problem.message}\n{self.output_text()[-3000:]}") from None
         reply = self._receive(self._limit_s, during="importing your file")
@@ -139,8 +141,13 @@ class Sandbox:
         self.missing = reply["missing"]
 
     def leftover_processes(self) -> list[int]:
-        """Processes the learner's code started and left running (the sandbox adopts orphans)."""
-        return descendants_of(self.pid) if self.pid is not None else []
+        """Processes the learner's code started and left running (the sandbox adopts orphans).
+        Isolated, self.pid is the process that waits for the sandbox, which is its only child."""
+        if self.pid is None:
+            return []
+        if not self.isolated:
+            return descendants_of(self.pid)
+        return [pid for sandbox in children_of(self.pid) for pid in descendants_of(sandbox)]
 
     def alive(self) -> bool:
         return self.pid is not None and self._wait_status(0) is None

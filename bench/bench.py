@@ -1,0 +1,111 @@
+"""Speed of mlprep against baselines measured in the same run (issue 4's targets).
+
+    python bench/bench.py [--runs 7] [--skip-selfcheck] [--json FILE]
+
+Each pair runs the baseline and the mlprep command alternately, `--runs` times each, as fresh
+processes (what a user waits for, start-up and teardown included), so machine load hits both alike;
+the ratio is median(command) / median(baseline). Targets:
+
+- `mlprep list`, `show`, `hint`, `progress`      <= 1.5x  `python -c "import typer"`
+- `mlprep grade adamw` on a correct attempt       <= 1.6x  `python -c "import torch"`
+- `mlprep selfcheck` of the whole bank            < 120 s wall (every reference, stub, known bug,
+                                                  alternative), with the number of submissions graded
+
+Everything runs against a temporary MLPREP_HOME; your own progress is not touched.
+Exit status 1 if a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def mlprep_command() -> list[str]:
+    """The console script a user runs, next to this interpreter; `python -m mlprep` otherwise."""
+    script = Path(sys.executable).parent / "mlprep"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "mlprep"]
+
+
+def wall(argv: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"bench: {' '.join(argv)} exited with {done.returncode}: {done.stderr.decode(errors='replace')[-500:]}")
+    return elapsed
+
+
+def compare(name: str, argv: list[str], baseline_name: str, baseline: list[str], target: float, runs: int, env: dict[str, str]) -> dict:
+    wall(argv, env), wall(baseline, env)  # warm the page cache; not counted
+    command_s, baseline_s = [], []
+    for _ in range(runs):
+        baseline_s.append(wall(baseline, env))
+        command_s.append(wall(argv, env))
+    command_median, baseline_median = statistics.median(command_s), statistics.median(baseline_s)
+    ratio = command_median / baseline_median
+    return {"what": name, "median_s": round(command_median, 3), "baseline": baseline_name, "baseline_median_s": round(baseline_median, 3),
+            "ratio": round(ratio, 2), "target": f"<= {target:g}x", "meets": ratio <= target}
+
+
+def selfcheck(env: dict[str, str]) -> dict:
+    report_path = Path(env["MLPREP_HOME"]) / "selfcheck.json"
+    start = time.perf_counter()
+    with open(report_path, "w") as out:
+        done = subprocess.run([*mlprep_command(), "selfcheck", "--json"], env=env, stdout=out, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - start
+    report = json.loads(report_path.read_text())
+    if done.returncode != 0:
+        print(f"bench: the self-check found problems (exit {done.returncode}); timing it anyway", file=sys.stderr)
+    return {"what": f"mlprep selfcheck (whole bank, {report['submissions']} submissions, {os.cpu_count()} cores)", "median_s": round(elapsed, 1),
+            "baseline": "120 s", "baseline_median_s": 120.0, "ratio": round(elapsed / 120.0, 2), "target": "< 120 s", "meets": elapsed < 120.0,
+            "submissions": report["submissions"], "selfcheck_ok": report["ok"]}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=7, help="runs of each command and of its baseline (default 7)")
+    parser.add_argument("--skip-selfcheck", action="store_true", help="leave out the whole-bank self-check (about two minutes)")
+    parser.add_argument("--json", dest="json_path", type=Path, help="also write the rows as JSON to this file")
+    args = parser.parse_args()
+
+    home = Path(tempfile.mkdtemp(prefix="mlprep-bench-"))
+    env = {**os.environ, "MLPREP_HOME": str(home), "NO_COLOR": "1"}
+    env.pop("MLPREP_BANK", None)
+    mlprep = mlprep_command()
+    typer_baseline = [sys.executable, "-c", "import typer"]
+    torch_baseline = [sys.executable, "-c", "import torch"]
+    try:
+        # A correct attempt of adamw in the workspace: the stub written by `attempt`, then the reference.
+        wall([*mlprep, "attempt", "adamw"], env)
+        shutil.copyfile(REPO / "solutions" / "adamw" / "reference.py", home / "workspace" / "adamw" / "adamw.py")
+        rows = [compare(f"mlprep {' '.join(cmd)}", [*mlprep, *cmd], 'python -c "import typer"', typer_baseline, 1.5, args.runs, env)
+                for cmd in (["list"], ["show", "adamw"], ["hint", "adamw"], ["progress"])]
+        rows.append(compare("mlprep grade adamw (correct attempt)", [*mlprep, "grade", "adamw"], 'python -c "import torch"', torch_baseline, 1.6, args.runs, env))
+        if not args.skip_selfcheck:
+            rows.append(selfcheck(env))
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+    print(f"{'what':58} {'median':>8} {'baseline':>26} {'ratio':>6}  {'target':9} ok")
+    for row in rows:
+        baseline = f"{row['baseline']} {row['baseline_median_s']:.3f}s" if row["baseline"] != "120 s" else "-"
+        print(f"{row['what']:58} {row['median_s']:>7.3f}s {baseline:>26} {row['ratio']:>6.2f}  {row['target']:9} {'yes' if row['meets'] else 'NO'}")
+    print(f"({args.runs} runs of each command and baseline, alternating; medians; {os.cpu_count()} cores; python {sys.version.split()[0]})")
+    if args.json_path:
+        args.json_path.write_text(json.dumps(rows, indent=2))
+    return 0 if all(row["meets"] for row in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
