@@ -144,8 +144,13 @@ def _read_exercise(folder: Path, root: Path) -> Exercise:
         raise ValueError("no exercise.toml") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"exercise.toml does not parse: {exc}") from None
+    except OSError as exc:  # unreadable, or a folder where the file should be
+        raise ValueError(f"exercise.toml cannot be read: {exc.strerror or exc}") from None
     if meta.get("format_version") != FORMAT_VERSION:
         raise ValueError(f"exercise.toml format_version is {meta.get('format_version')!r}, this mlprep reads {FORMAT_VERSION}")
+    for name in ("functions", "hints"):
+        if not isinstance(meta.get(name, []), list):  # a bare string would become a tuple of its letters
+            raise ValueError(f"exercise.toml: {name} must be a list of strings, not {type(meta[name]).__name__}")
     try:
         exercise = Exercise(
             id=folder.name,
@@ -167,6 +172,8 @@ def _read_exercise(folder: Path, root: Path) -> Exercise:
         raise ValueError(f"exercise.toml has a bad value: {exc}") from None
     if exercise.kind not in KINDS:
         raise ValueError(f"kind {exercise.kind!r} is not one of {', '.join(KINDS)}")
+    if not exercise.timeout_s > 0:
+        raise ValueError(f"timeout_s must be more than 0 seconds, not {exercise.timeout_s:g}")
     if exercise.difficulty not in DIFFICULTIES:
         raise ValueError(f"difficulty {exercise.difficulty!r} is not one of {', '.join(DIFFICULTIES)}")
     for required in (exercise.prompt_path, exercise.stub_path, exercise.grader_path, exercise.reference_path):

@@ -170,6 +170,20 @@ def _attempt_location(store: Store, exercise: Exercise, workspace: Path | None) 
     return attempt_path(default_workspace(), exercise.id).absolute()
 
 
+def _no_such_file(path: Path) -> MlprepError:
+    """The error for a --file that is not there, with the likeliest fix: a file of a close name
+    beside it, the missing folder, or where a relative path was looked for."""
+    folder = path.parent
+    if not folder.is_dir():
+        return MlprepError(f"no such file: {path} (there is no folder {folder})")
+    close = difflib.get_close_matches(path.name, [p.name for p in folder.iterdir() if p.is_file()], n=1, cutoff=0.6)
+    if close:
+        return MlprepError(f"no such file: {path}; did you mean {folder / close[0]}?")
+    if not path.is_absolute():
+        return MlprepError(f"no such file: {path} (looked for {path.absolute()})")
+    return MlprepError(f"no such file: {path}")
+
+
 def _write_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, allow_nan=False, default=str) + "\n")
 
@@ -319,7 +333,7 @@ def grade(
                 raise MlprepError("--file grades one file against exactly one exercise: give one ID, e.g. `mlprep grade ID --file PATH`")
             exercise = bank.get(ids[0])
             if not file.exists():
-                raise MlprepError(f"no such file: {file}")
+                raise _no_such_file(file)
             if not file.is_file():
                 raise MlprepError(f"not a file: {file}")
             targets.append((exercise, file, "file"))

@@ -1,13 +1,17 @@
 """Rich rendering of what the commands produce. No logic here beyond layout.
 
 Everything that comes from outside mlprep (grader messages, the learner's output, prompts) goes in
-as `Text`, never as markup, so "index [0, 3]" prints as written. Markdown and Syntax are imported
-inside the functions that use them: they are slow to import and most commands never need them.
+as `Text`, never as markup, so "index [0, 3]" prints as written; what the learner's code can
+influence (its output, its exception messages, hence check messages) also goes through `inert`, so
+a terminal escape it prints ("clear the screen", then a fake PASS) shows as text. Markdown and
+Syntax are imported inside the functions that use them: they are slow to import and most commands
+never need them.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +38,16 @@ STATUS_STYLES = {
 }
 OUTPUT_HEAD_LINES = 20
 DETAIL_VALUE_CHARS = 300
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 (but tab and newline), DEL, C1
+
+
+def inert(text: str) -> str:
+    """`text` with control characters written out (ESC as \\x1b): the terminal shows them, never obeys
+    them. A carriage return becomes a line break: it would let a line overwrite the verdict."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def status_text(status: str) -> Text:
@@ -98,7 +112,7 @@ def check_table(checks: Sequence[CheckResult]) -> Table:
     table.add_column("message", overflow="fold")
     table.add_column("time", justify="right", no_wrap=True)
     for check in checks:
-        table.add_row(status_text(check.status), Text(check.name), Text(_first_line(check.message)), Text(f"{check.duration_s:.2f}s", style="dim"))
+        table.add_row(status_text(check.status), Text(check.name), Text(inert(_first_line(check.message))), Text(f"{check.duration_s:.2f}s", style="dim"))
     return table
 
 
@@ -117,17 +131,17 @@ def failure_details(checks: Sequence[CheckResult]) -> Text:
         text.append(f"{status.upper()} ", style=STATUS_STYLES.get(status, ""))
         text.append(", ".join(names), style="bold")
         text.append("\n")
-        text.append(message or "(no message)")
+        text.append(inert(message) or "(no message)")
         shown = [(key, value) for key, value in details.items() if value not in ("", None, [], {})]
         if shown:
             text.append("\n  ")
-            text.append("  ·  ".join(f"{key}: {_detail_value(value)}" for key, value in shown), style="dim")
+            text.append(inert("  ·  ".join(f"{key}: {_detail_value(value)}" for key, value in shown)), style="dim")
     return text
 
 
 def output_head(output: str, lines: int = OUTPUT_HEAD_LINES) -> tuple[str, int]:
     """The first `lines` lines of the learner's output and how many were left out."""
-    all_lines = output.rstrip("\n").splitlines()
+    all_lines = inert(output).rstrip("\n").splitlines()
     return "\n".join(all_lines[:lines]), max(0, len(all_lines) - lines)
 
 
@@ -137,7 +151,7 @@ def grade_summary(result: GradeResult, path: str | None = None) -> Text:
     text.append(": ")
     text.append(result.status.upper(), style=STATUS_STYLES.get(result.status, ""))
     if result.message:
-        text.append(f" — {result.message}")
+        text.append(f" — {inert(result.message)}")
     if path:
         text.append(f"\n{path}", style="dim")
     text.append(f"  ({result.device}, {result.duration_s:.1f}s)", style="dim")
@@ -169,7 +183,7 @@ def grade_line(result: GradeResult) -> Text:
     text.append(f"{result.status:<8}", style=STATUS_STYLES.get(result.status, ""))
     text.append(result.id, style="bold")
     if result.message:
-        text.append(f"  {_first_line(result.message)}")
+        text.append(f"  {inert(_first_line(result.message))}")
     return text
 
 

@@ -175,6 +175,8 @@ class Store:
             return StoreError(f"the progress store {self.path} stayed locked by another mlprep process; retry when it has finished")
         if "readonly" in str(exc).lower() or "read-only" in str(exc).lower():
             return StoreError(f"the progress store {self.path} is read-only; set MLPREP_HOME to a writable folder")
+        if "unable to open" in str(exc).lower():  # WAL keeps -wal and -shm files beside the store: its folder must be writable
+            return StoreError(f"cannot open the progress store {self.path}: its folder must be writable (and the file readable); set MLPREP_HOME to a writable folder")
         return StoreError(f"the progress store {self.path} failed: {exc}", ExitStatus.INTERNAL)
 
     @contextmanager

@@ -12,6 +12,7 @@ from mlprep.engine import IMPORT_CHECK, grade_file
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SUBMISSIONS = FIXTURES / "submissions"
+HOSTILE = FIXTURES / "hostile"  # the misbehaving ones, shared with tests/test_hostile.py
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +21,8 @@ def add_exercise():
 
 
 def grade(exercise, name, **kwargs):
-    return grade_file(exercise, SUBMISSIONS / f"{name}.py", **kwargs)
+    path = SUBMISSIONS / f"{name}.py"
+    return grade_file(exercise, path if path.exists() else HOSTILE / f"{name}.py", **kwargs)
 
 
 def statuses(result):
@@ -51,7 +53,7 @@ def test_exception_is_an_error_naming_the_line(add_exercise):
 
 
 def test_infinite_loop_times_out_each_check(add_exercise):
-    result = grade(add_exercise, "hangs", timeout_s=1)
+    result = grade(add_exercise, "infinite_loop", timeout_s=1)
     assert result.status == "timeout"
     timed_out = [c for c in result.checks if c.status == "timeout"]
     assert len(timed_out) == 3
@@ -118,7 +120,7 @@ def test_memory_bomb_hits_the_cap(add_exercise):
 
 
 def test_monkeypatching_numpy_in_the_submission_cannot_pass(add_exercise):
-    result = grade(add_exercise, "monkeypatch")
+    result = grade(add_exercise, "monkeypatch_numpy")
     assert result.status == "fail"
     assert "all checks passed" in result.output  # its fake claim is shown as output, nothing more
 

@@ -1,0 +1,247 @@
+"""The hostile corpus: submissions written to crash, hang or fool the grader, each graded through the
+real CLI in a subprocess (`python -m mlprep grade ID --file CASE --json`), as a learner would.
+
+Every case must end in the verdict its row names (a failed one, except `execs_reference`, whose
+code really is correct), with exit code 1 (not 3: the learner's code is never mlprep's defect),
+no traceback, the failing check naming what happened, within the per-check limit times the number
+of checks plus a few seconds, and the progress store intact with the grade recorded.
+
+The table of cases and the verdict each produced today: `python tests/test_hostile.py`.
+A row with `runner_hole` fails today because of the sandbox runner; it is a strict xfail with the
+reason, to be removed when the runner closes the hole.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from mlprep_process import FIXTURES, RUNNER_BANK, gone, integrity, kill_processes_of, run_mlprep
+
+from mlprep.bank import load_bank
+from mlprep.store import Store
+
+HOSTILE = FIXTURES / "hostile"
+CHECKS = {"add": 3, "softplus": 2}  # checks that run on a CPU-only machine, each with its own time limit
+SLACK_S = {"add": 6.0, "softplus": 20.0}  # starting Python (and importing torch for softplus) on a busy CI machine
+
+
+@dataclass
+class Graded:
+    """One `mlprep grade` run: exit code (None: killed for running past its bound), output, wall time."""
+
+    returncode: int | None
+    stdout: str
+    stderr: str
+    elapsed_s: float
+    home: Path
+    submission: Path
+
+    @property
+    def result(self) -> dict:
+        return json.loads(self.stdout)
+
+    def problems(self) -> list[str]:
+        """The messages of the checks that did not pass or skip."""
+        return [c["message"] for c in self.result["checks"] if c["status"] not in ("pass", "skip")]
+
+
+def grade_case(name: str, exercise: str, folder: Path, *, timeout_s: float | None = None, json_output: bool = True) -> Graded:
+    """Copy the case into `folder/submission` (beside a notes file it may tamper with) and grade it."""
+    home = folder / "mlprep-home"
+    submission = folder / "submission" / f"{name}.py"
+    submission.parent.mkdir(parents=True)
+    shutil.copy(HOSTILE / f"{name}.py", submission)
+    (submission.parent / "notes.txt").write_text("the learner's notes\n")
+    limit = timeout_s if timeout_s is not None else load_bank(RUNNER_BANK).get(exercise).timeout_s
+    args = ["grade", exercise, "--file", str(submission)] + (["--json"] if json_output else []) + (["--timeout", str(timeout_s)] if timeout_s else [])
+    returncode, stdout, stderr, elapsed = run_mlprep(args, home, bound_s=time_bound(exercise, limit))
+    return Graded(returncode, stdout, stderr, elapsed, home, submission)
+
+
+def time_bound(exercise: str, limit_s: float) -> float:
+    return limit_s * CHECKS[exercise] + SLACK_S[exercise]
+
+
+# -- what some cases check afterwards --------------------------------------------------------------
+
+
+def children_left(graded: Graded) -> list[int]:
+    """The pids the submission's children wrote (one per call), still alive after a grace period."""
+    pids = [int(line) for line in (graded.submission.parent / "child.pid").read_text().split()]
+    deadline = time.monotonic() + 2
+    while any(not gone(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return [pid for pid in pids if not gone(pid)]
+
+
+def child_is_gone(graded: Graded) -> None:
+    left = children_left(graded)
+    kill_processes_of(graded.home)  # the test's own leftovers: never leave them running
+    assert left == [], f"the submission's child processes {left} outlived `mlprep grade`"
+
+
+def solution_stays_locked(graded: Graded) -> None:
+    returncode, stdout, stderr, _ = run_mlprep(["solution", "add"], graded.home)
+    assert returncode == 2 and "unlocks once you pass" in stderr
+    assert "return a + b" not in stdout
+
+
+def solution_unlocks_after_a_pass(graded: Graded) -> None:
+    returncode, stdout, _, _ = run_mlprep(["solution", "add"], graded.home)
+    assert returncode == 0 and "return a + b" in stdout
+
+
+def store_says_not_passed(graded: Graded) -> None:
+    returncode, stdout, _, _ = run_mlprep(["list", "--json"], graded.home)
+    assert returncode == 0
+    status = {row["id"]: row["status"] for row in json.loads(stdout)}["add"]
+    assert status != "passed", "`mlprep list` says add is passed: the forged grade counts"
+
+
+def files_left_alone(graded: Graded) -> None:
+    """The fake result files sit in the submission's folder and nowhere mlprep reads them from."""
+    assert (graded.submission.parent / "results.json").exists()
+    assert "[bold green]" in graded.result["output"] and graded.result["status"] == "fail"
+
+
+# -- the corpus ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str  # tests/fixtures/hostile/<name>.py
+    status: str  # the overall verdict it must get
+    says: str  # words a failing check's message must contain
+    exercise: str = "add"
+    timeout_s: float | None = None  # --timeout, to keep the hanging cases short
+    then: Callable[[Graded], None] | None = None
+    runner_hole: str | None = None  # why it fails today (a strict xfail): a hole for the runner to close
+
+
+CASES = [
+    Case("syntax_error", "error", "does not parse"),
+    Case("missing_module", "error", "ModuleNotFoundError: No module named 'mlprep_no_such_module'"),
+    Case("raises_at_import", "error", "importing your file failed"),
+    Case("infinite_loop", "timeout", "time limit of 1 s", timeout_s=1),
+    Case("infinite_loop_at_import", "timeout", "time limit", timeout_s=1,
+         runner_hole="the import gets IMPORT_GRACE_S (60 s) on top of the per-check limit, so a hang at import takes 61 s"),
+    Case("memory_bomb", "error", "memory"),
+    Case("segfault", "error", "segmentation fault"),
+    Case("sys_exit_import", "error", "sys.exit(0)"),
+    Case("sys_exit_in_function", "error", "sys.exit(0)"),
+    Case("os_exit", "error", "exited with code 0"),
+    Case("flood", "fail", "MiB of output"),
+    Case("returns_none", "fail", "got None"),
+    Case("wrong_shape", "fail", "expected shape (3, 4), got shape (12,)"),
+    Case("wrong_dtype", "fail", "dtype float64"),
+    Case("returns_nan", "fail", "got nan"),
+    Case("lying_object", "fail", "got a Agreeable object"),
+    Case("mutates", "fail", "modified its input a in place"),
+    Case("monkeypatch_numpy", "fail", "values differ"),
+    Case("monkeypatch_torch", "fail", "values differ", exercise="softplus"),
+    Case("fake_pass_output", "fail", "values differ", then=files_left_alone),
+    Case("child_process", "fail", "values differ", then=child_is_gone),
+    Case("detached_child", "fail", "values differ", then=child_is_gone,
+         runner_hole="a child in its own session (setsid) escapes the kill of the sandbox's process group"),
+    Case("deletes_own_files", "error", "exited with code 0"),
+    Case("reads_reference", "fail", "values differ", then=solution_stays_locked),
+    Case("execs_reference", "pass", "", then=solution_unlocks_after_a_pass),
+    Case("garbage_on_result_pipe", "error", "your process sent"),
+    Case("reads_stdin", "error", "EOFError"),
+    Case("recursion_bomb", "error", "RecursionError"),
+    Case("kills_the_judge", "fail", "killed",
+         runner_hole="the sandbox runs as the same user and can signal the judge: SIGKILL of os.getppid() kills `mlprep grade` (exit -9)"),
+    Case("forges_the_store", "fail", "values differ", then=store_says_not_passed,
+         runner_hole="the sandbox inherits MLPREP_HOME and can write the progress store: its forged grade makes `list` say passed"),
+]
+
+
+def _param(case: Case) -> object:
+    marks = [pytest.mark.xfail(strict=True, reason=f"runner: {case.runner_hole}")] if case.runner_hole else []
+    return pytest.param(case, id=case.name, marks=marks)
+
+
+def test_every_case_file_is_in_the_table() -> None:
+    assert sorted(p.stem for p in HOSTILE.glob("*.py")) == sorted(c.name for c in CASES)
+
+
+@pytest.fixture
+def leftovers_killed(tmp_path: Path):
+    """Whatever a case leaves running (a hole in the runner) is killed after the test, by pid."""
+    yield
+    kill_processes_of(tmp_path / "mlprep-home")
+
+
+@pytest.mark.parametrize("case", [_param(c) for c in CASES])
+def test_hostile_submission_gets_a_clear_verdict(case: Case, tmp_path: Path, leftovers_killed: None) -> None:
+    graded = grade_case(case.name, case.exercise, tmp_path, timeout_s=case.timeout_s)
+    limit = case.timeout_s or load_bank(RUNNER_BANK).get(case.exercise).timeout_s
+    assert graded.returncode is not None, f"still running after {time_bound(case.exercise, limit):g} s; killed"
+    assert graded.returncode == (0 if case.status == "pass" else 1), graded.stderr
+    assert "Traceback" not in graded.stdout + graded.stderr
+    result = graded.result
+    assert result["status"] == case.status and not result["internal_error"]
+    if case.status != "pass":
+        assert any(case.says in message for message in graded.problems()), graded.problems()
+    assert graded.elapsed_s < time_bound(case.exercise, limit)
+
+    store_file = graded.home / "progress.sqlite3"
+    assert integrity(store_file) == [("ok",)]
+    with Store(store_file) as store:
+        latest = store.grades(case.exercise)[0]
+    assert (latest.status, latest.source, latest.path) == (case.status, "file", str(graded.submission.resolve()))
+    if case.then is not None:
+        case.then(graded)
+
+
+def test_the_human_output_of_a_fake_pass_is_inert(tmp_path: Path, leftovers_killed: None) -> None:
+    """The table, not JSON: the learner's printed fake verdict and terminal escapes are shown as
+    text in the output panel; the real verdict stays on screen."""
+    graded = grade_case("fake_pass_output", "add", tmp_path, json_output=False)
+    assert graded.returncode == 1 and "Traceback" not in graded.stdout + graded.stderr
+    assert graded.stdout.startswith("add: FAIL")
+    assert "\x1b" not in graded.stdout  # no raw escape: "clear the screen" would wipe the verdict
+    assert "[bold green]PASS[/bold green] add: all 4 checks passed" in graded.stdout
+
+
+# -- the table for the closing note: python tests/test_hostile.py ----------------------------------
+
+
+def verdict_row(case: Case, folder: Path) -> str:
+    """One line of the table: the case, the verdict expected and the one it got, and what was said."""
+    graded = grade_case(case.name, case.exercise, folder, timeout_s=case.timeout_s)
+    if graded.returncode is None:
+        status, said = "-", "(killed: still running past its time bound)"
+    elif graded.stdout.strip():
+        status, said = graded.result["status"], "; ".join(graded.problems()[:1]).split("\n")[0][:90]
+    else:
+        status, said = "-", (graded.stderr.strip() or "(no output at all)")[:100]
+    if case.then is not None and graded.returncode is not None:
+        try:
+            case.then(graded)
+            said += f"  [{case.then.__name__}: holds]"
+        except AssertionError as failed:
+            said += f"  [{case.then.__name__}: DOES NOT HOLD: {(str(failed).splitlines() or ['assertion failed'])[0]}]"
+    kill_processes_of(graded.home)
+    hole = " (runner hole)" if case.runner_hole else ""
+    return f"| {case.name}{hole} | {case.status} | {status} | {graded.returncode} | {graded.elapsed_s:.1f} | {said} |"
+
+
+def main() -> None:
+    print("| case | expected | got | exit | s | what the first failing check says |")
+    print("|---|---|---|---|---|---|")
+    for case in CASES:
+        with tempfile.TemporaryDirectory() as folder:
+            print(verdict_row(case, Path(folder)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
