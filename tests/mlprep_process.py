@@ -53,6 +53,25 @@ def gone(pid: int) -> bool:
         return True
 
 
+def processes_naming(path: Path) -> list[int]:
+    """Live processes whose command line contains `path` (a submission that exec'd a marker)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and str(path).encode() in (entry / "cmdline").read_bytes() and not gone(int(entry.name)):
+                found.append(int(entry.name))
+        except OSError:
+            continue  # exited meanwhile
+    return found
+
+
+def wait_until(condition, what: str, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"{what}: not within {timeout_s:g} s"
+        time.sleep(0.05)
+
+
 def processes_of(home: Path) -> list[int]:
     """Live processes started for this test's MLPREP_HOME (mlprep, its sandboxes, their children)."""
     marker = f"MLPREP_HOME={home}\0".encode()

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from mlprep_process import FIXTURES, RUNNER_BANK, integrity, kill_processes_of, processes_of, run_mlprep, start_mlprep
+from mlprep_process import FIXTURES, RUNNER_BANK, integrity, kill_processes_of, processes_naming, processes_of, run_mlprep, start_mlprep, wait_until
 from typer.testing import CliRunner
 
 from mlprep.cli import app
@@ -26,10 +26,9 @@ from mlprep.store import MIGRATIONS, Store
 
 REPO = Path(__file__).resolve().parents[1]
 CORRECT = FIXTURES / "submissions" / "correct.py"
-SLEEPER = """import os, time
-with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "running.pid"), "w") as handle:
-    handle.write(str(os.getpid()))
-time.sleep(120)
+# At import, the sandbox becomes a shell that sleeps, named after this file: mid-grade, and findable.
+SLEEPER = """import os
+os.execv("/bin/sh", ["sh", "-c", "sleep 120; exit 0", os.path.abspath(__file__)])
 
 def add(a, b):
     return a + b
@@ -73,18 +72,11 @@ def _attempt_with(home: Path, source: str) -> Path:
     return attempt
 
 
-def _wait_for(path: Path, timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.05)
-
-
 def test_sigkill_mid_grade_keeps_the_store_and_the_attempt(home: Path) -> None:
     attempt = _attempt_with(home, SLEEPER)
     before = attempt.read_bytes()
     grading = start_mlprep(["grade", "add"], home)
-    _wait_for(attempt.parent / "running.pid")  # the sandbox is importing the attempt: mid-grade
+    wait_until(lambda: processes_naming(attempt), "the sandbox imports the attempt")  # mid-grade
     os.killpg(grading.pid, signal.SIGKILL)
     grading.communicate()
     assert grading.returncode == -signal.SIGKILL
@@ -94,11 +86,10 @@ def test_sigkill_mid_grade_keeps_the_store_and_the_attempt(home: Path) -> None:
     assert code == 0 and "attempts started: 1" in out
 
 
-@pytest.mark.xfail(strict=True, reason="runner: the sandbox has its own session and outlives a SIGKILL of `mlprep grade` (it keeps running the learner's code)")
 def test_sigkill_mid_grade_leaves_no_sandbox_running(home: Path) -> None:
     attempt = _attempt_with(home, SLEEPER)
     grading = start_mlprep(["grade", "add"], home)
-    _wait_for(attempt.parent / "running.pid")
+    wait_until(lambda: processes_naming(attempt), "the sandbox imports the attempt")
     os.killpg(grading.pid, signal.SIGKILL)
     grading.communicate()
     deadline = time.monotonic() + 3

@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
+from mlprep_process import processes_naming, wait_until
 
 from mlprep.bank import load_bank
 from mlprep.engine import IMPORT_CHECK, grade_file
@@ -179,20 +180,5 @@ def test_processes_left_running_fail_the_check_and_are_killed(add_exercise, tmp_
     assert result.status == "error"
     left = [c for c in result.checks if re.search(r"left \d+ process\(es\) running", c.message)]
     assert len(left) == len(result.checks) - 1  # every check after the import
-    deadline = time.monotonic() + 5
-    while _processes_naming(submission) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _processes_naming(submission)
+    wait_until(lambda: not processes_naming(submission), "the processes it left running are killed", timeout_s=5)
 
-
-def _processes_naming(path: Path) -> list[int]:
-    """Live processes whose command line contains `path`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and str(path).encode() in (entry / "cmdline").read_bytes():
-                if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
-                    found.append(int(entry.name))
-        except OSError:
-            continue
-    return found

@@ -216,19 +216,12 @@ def _unbuffered_text(fd: int) -> io.TextIOWrapper:
     return io.TextIOWrapper(open(fd, "wb", buffering=0, closefd=False), encoding="utf-8", errors="backslashreplace", write_through=True)
 
 
-def _isolation_available() -> bool:
-    try:
-        return _isolation.available()
-    except (OSError, AttributeError):  # not Linux, or no such system calls
-        return False
-
-
 class _Server:
     def __init__(self, sock: socket.socket):
         self.sock = sock
         self.status_fds: dict[int, int] = {}  # sandbox pid -> write end of its status pipe
         self.graders: set[str] = set()
-        self.isolated = _isolation_available()
+        self.isolated = _isolation.available()
 
     def load_grader(self, name: str, path: str) -> None:
         if name in self.graders:

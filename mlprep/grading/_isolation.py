@@ -79,6 +79,13 @@ def seal(workdir: str) -> None:
 def available() -> bool:
     """Whether the whole set-up works here: tried in a throwaway pair of processes, and checked by
     writing inside the scratch folder (must work) and outside it (must not)."""
+    try:
+        return _probe()
+    except (OSError, AttributeError):  # not Linux, or no such system calls
+        return False
+
+
+def _probe() -> bool:
     with tempfile.TemporaryDirectory(prefix="mlprep-probe-") as outside, tempfile.TemporaryDirectory(prefix="mlprep-probe-") as workdir:
         pid = os.fork()
         if pid == 0:
