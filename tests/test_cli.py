@@ -24,7 +24,7 @@ from mlprep.results import CheckResult, GradeResult
 from mlprep.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
-COMMANDS = ("list", "show", "attempt", "grade", "hint", "solution", "reset", "progress", "selfcheck")
+COMMANDS = ("list", "show", "attempt", "watch", "interview", "review", "config", "grade", "hint", "solution", "reset", "progress", "selfcheck")
 
 
 @pytest.fixture(autouse=True)
@@ -430,10 +430,12 @@ def test_progress_counts_topics_history_hints_and_reveals(mlprep_home: Path, cli
         [line] = [line for line in lines if line.startswith(first_cell + " ")]
         return [cell.strip() for cell in line.split("│")]
 
-    # topic | passed | attempted | todo | total
-    assert row("basics") == ["basics", "1", "0", "0", "1"]
-    assert row("strings") == ["strings", "0", "1", "0", "1"]
-    assert row("all") == ["all", "1", "1", "0", "2"]
+    # topic | passed | attempted | todo | total | time | mastery bar
+    assert row("basics")[:5] == ["basics", "1", "0", "0", "1"]
+    assert row("strings")[:5] == ["strings", "0", "1", "0", "1"]
+    assert row("all")[:5] == ["all", "1", "1", "0", "2"]
+    assert row("basics")[6] == "█" * 20 + " 100%" and row("strings")[6] == "░" * 20 + "   0%" and row("all")[6] == "█" * 10 + "░" * 10 + "  50%"
+    assert "streak: 1 day (longest 1)" in result.stdout
     assert any("add-one" in line and "pass" in line and "4/4" in line for line in lines)
     assert "hints used: 1" in result.stdout and "reverse-words 1/3" in result.stdout
     assert "solutions revealed: 1" in result.stdout and "before passing: reverse-words" in result.stdout
