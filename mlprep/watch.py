@@ -517,16 +517,15 @@ class PracticeLoop:
     def show_list(self) -> None:
         from mlprep.render import exercise_table, loop_items_table
 
-        self.redraw()
         if self.policy.mode == "watch":
-            self.console.print(exercise_table(self.bank.exercises, self.store.statuses()))
+            table = exercise_table(self.bank.exercises, self.store.statuses())
         else:
             rows = []
             for item in self.items:
                 status = "not graded" if item.result is None else item.result.status
                 rows.append((item.exercise.id + (" ◀" if item is self.item else ""), item.exercise.title, status))
-            self.console.print(loop_items_table(rows))
-        self.draw_footer()
+            table = loop_items_table(rows)
+        self.redraw(lambda: self.console.print(table))
 
     def show_solution(self) -> None:
         if not self.passed_here():
@@ -543,9 +542,7 @@ class PracticeLoop:
         diff = "".join(difflib.unified_diff(
             mine.splitlines(keepends=True), reference.splitlines(keepends=True), fromfile=f"your attempt ({self.item.path.name})", tofile="reference",
         ))
-        self.redraw()
-        render_solution(self.console, reference, diff, attempt=str(self.item.path))
-        self.draw_footer()
+        self.redraw(lambda: render_solution(self.console, reference, diff, attempt=str(self.item.path)))
 
     def open_editor(self) -> None:
         from mlprep.workspace import open_in_editor
@@ -618,7 +615,8 @@ class PracticeLoop:
         self.notes = [*self.notes[-2:], Text(message, style=style)]
         self.redraw()
 
-    def redraw(self) -> None:
+    def redraw(self, extra: Callable[[], None] | None = None) -> None:
+        """The whole screen again; `extra` draws what a key asked for (the list, the solution) above the key bar."""
         from mlprep.render import render_loop_screen
 
         item = self.item
@@ -641,6 +639,8 @@ class PracticeLoop:
             hints=item.exercise.hints[:shown],
             notes=self.notes,
         )
+        if extra is not None:
+            extra()
         self.draw_footer()
 
     def countdown(self) -> str | None:
@@ -655,7 +655,9 @@ class PracticeLoop:
 
         self._footer = self.countdown() or ""
         if self.console.is_terminal:
-            self.console.print(key_bar(self.key_help(), self._footer or None), end="")
+            # One column short of the width: a line that fills it leaves the cursor past the margin,
+            # where the next "\r" rewrite would land on a new line.
+            self.console.print(key_bar(self.key_help(), self._footer or None), end="", width=self.console.width - 1)
         else:
             self.console.print(key_bar(self.key_help(), self._footer or None))
 
