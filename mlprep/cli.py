@@ -190,7 +190,7 @@ def _write_json(data: Any) -> None:
 
 def _positive(value: float | None) -> float | None:
     if value is not None and not value > 0:
-        raise typer.BadParameter("must be more than 0 seconds")
+        raise typer.BadParameter("must be more than 0")
     return value
 
 
