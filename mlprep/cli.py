@@ -23,6 +23,7 @@ import difflib
 import json
 import sys
 import traceback as traceback_module
+from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -344,7 +345,7 @@ def _watch_loop(store: Store, bank: Bank, exercise: Exercise, path: Path, worksp
         follow=lambda e: next_in_order(bank.exercises, e, store.statuses()),
         editor=editor,
     )
-    outcome = _run_loop(store, bank, [LoopItem(exercise, path)], policy, manual, edit=edit)
+    outcome = _run_loop(store, bank, [LoopItem(exercise, path)], policy, manual, clock=_clock(), edit=edit)
     console = _stdout()
     for item in outcome.items:
         verdict = "passed" if item.passed else "not graded" if item.result is None else item.result.status
@@ -352,12 +353,14 @@ def _watch_loop(store: Store, bank: Bank, exercise: Exercise, path: Path, worksp
     return _loop_exit(outcome)
 
 
-def _run_loop(store: Store, bank: Bank, items: list[LoopItem], policy: LoopPolicy, manual: bool, *, edit: bool = False, notes: list[str] = ()) -> LoopOutcome:
+def _run_loop(
+    store: Store, bank: Bank, items: list[LoopItem], policy: LoopPolicy, manual: bool, *, clock: Clock, edit: bool = False, notes: Sequence[str] = (),
+) -> LoopOutcome:
     from rich.text import Text
 
     from mlprep.watch import PracticeLoop
 
-    loop = PracticeLoop(store, bank, items, policy, clock=_clock(), console=_stdout(), manual=manual, open_editor_first=edit)
+    loop = PracticeLoop(store, bank, items, policy, clock=clock, console=_stdout(), manual=manual, open_editor_first=edit)
     loop.notes = [Text(note, style="bold") for note in notes]
     return loop.run()
 
@@ -410,7 +413,7 @@ def interview(
         )
         notes = [f"mock interview: {len(items)} exercise{'s' * (len(items) > 1)}, {minutes:g} minutes (seed {seed}); "
                  f"files in {folder}; n/p move between them; q ends early; solutions open afterwards"]
-        outcome = _run_loop(store, bank, items, policy, manual_run, notes=notes)
+        outcome = _run_loop(store, bank, items, policy, manual_run, clock=clock, notes=notes)
         console = _stdout()
         console.print("time is up" if outcome.ended_by == "time" else "the interview is over", style="bold", markup=False)
         final_grade = grade_exercise if outcome.ended_by != "terminate" else None
@@ -464,7 +467,7 @@ def review(
         items = [LoopItem(bank.get(item.item_id)) for item in due[:limit]]
         policy = LoopPolicy(mode="review", source="review", prepare=prepare, free_navigation=True, editor=editor)
         notes = [f"review: {len(items)} due (of {len(due)}); redo each from the stub; n/p move between them; l lists them; q stops"]
-        outcome = _run_loop(store, bank, items, policy, manual_run, notes=notes)
+        outcome = _run_loop(store, bank, items, policy, manual_run, clock=clock, notes=notes)
         rescheduled = []
         for item in outcome.items:
             if item.result is None:

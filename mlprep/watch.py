@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import select
 import signal
 import sys
@@ -41,6 +42,7 @@ from mlprep.store import Store
 if TYPE_CHECKING:
     from mlprep.results import GradeResult
 
+ESCAPE_SEQUENCE = re.compile(r"\x1b(\[[0-9;?]*[ -/]*[@-~]|O.|.)?")
 TICK_S = 0.1  # how often the loop looks at the event queue and the countdown
 DEBOUNCE_MS = 800  # watchfiles groups the events of one save (write, rename, chmod) into one
 
@@ -178,7 +180,8 @@ class Keys:
         if not data:
             self.closed = True
             return ""
-        return data.decode("utf-8", errors="ignore")
+        # Arrow and function keys arrive as escape sequences ("\x1b[A"): not keys of the loop.
+        return ESCAPE_SEQUENCE.sub("", data.decode("utf-8", errors="ignore"))
 
 
 # -- the file watcher and the grader thread --------------------------------------------------------
@@ -311,6 +314,7 @@ class PracticeLoop:
         self._entered_at = 0.0
         self._entered_wall = clock.now()
         self._footer = ""
+        self._resumed = False
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -322,8 +326,7 @@ class PracticeLoop:
             raise Terminated()
 
         def on_cont(_signum: int, _frame: object) -> None:
-            self.keys.raw_mode()  # after Ctrl-Z and fg, the shell has put the terminal back in its own mode
-            self.redraw()
+            self._resumed = True  # handled by the loop, not here: a handler may interrupt a redraw or a store write
 
         signal.signal(signal.SIGTERM, on_term)
         signal.signal(signal.SIGCONT, on_cont)
@@ -366,6 +369,10 @@ class PracticeLoop:
                 if self.manual:
                     return "stdin"  # nothing can happen any more: no keys, no watcher
                 self.note("stdin is closed: keys are off; still regrading on save (Ctrl-C quits)", style="yellow")
+            if self._resumed:  # after Ctrl-Z and fg the shell has put the terminal back in its own mode
+                self._resumed = False
+                self.keys.raw_mode()
+                self.redraw()
             while True:
                 try:
                     event = self.events.get_nowait()
@@ -584,11 +591,11 @@ class PracticeLoop:
         item.result = result
         item.graded_content = event.content
         item.grade_id = self.store.record_grade(result, source=self.policy.source, path=item.path)
+        item.passed = item.passed or result.passed
         if item is not self.item:
             return  # graded after the learner moved on: recorded, not shown
         self.notes = []
         if result.passed:
-            item.passed = True
             self.note_pass()
         self.redraw()
 
