@@ -21,7 +21,7 @@ from mlprep.errors import MlprepError
 from mlprep.interview import pick_exercises
 from mlprep.practice import day_streaks, next_in_order
 from mlprep.results import CheckResult, GradeResult
-from mlprep.watch import Changed, FileWatcher, Graded, LoopItem, Regrader
+from mlprep.watch import Changed, FileWatcher, Graded, LoopItem, Regrader, WatchFailed
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -102,6 +102,13 @@ def test_the_watcher_sees_a_save_by_rename_and_only_the_attempt_file(tmp_path: P
         assert seen == Changed(target)
     finally:
         watcher.stop()
+
+
+def test_a_watcher_that_cannot_watch_says_so(tmp_path: Path) -> None:
+    events: queue.Queue[object] = queue.Queue()
+    FileWatcher(tmp_path / "no-such-folder" / "add_one.py", events.put).start()
+    failed = events.get(timeout=30)
+    assert isinstance(failed, WatchFailed) and "no-such-folder" in failed.reason
 
 
 def test_stdin_that_is_not_a_terminal_still_drives_the_loop(fixture_bank: Path, mlprep_home: Path) -> None:
