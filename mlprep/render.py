@@ -285,7 +285,7 @@ def duration_text(seconds: float) -> str:
     return f"{minutes}m {int(seconds % 60):02d}s" if minutes else f"{int(seconds)}s"
 
 
-def mastery_bar(passed: int, total: int, width: int = 20) -> Text:
+def mastery_bar(passed: int, total: int, width: int = 12) -> Text:
     filled = round(width * passed / total) if total else 0
     bar = Text("█" * filled, style="green")
     bar.append("░" * (width - filled), style="dim")
@@ -301,7 +301,7 @@ def topic_table(rows: Sequence[tuple[str, int, int, int, int]], seconds: Mapping
     for column in ("passed", "attempted", "todo", "total"):
         table.add_column(column, justify="right")
     table.add_column("time", justify="right")
-    table.add_column("mastery (passed / total)", no_wrap=True)
+    table.add_column("mastery", no_wrap=True)  # passed / total
     for topic, passed, attempted, todo, total in rows:
         table.add_row(
             Text(topic), Text(str(passed), style="green" if passed else ""), Text(str(attempted)), Text(str(todo)), Text(str(total)),

@@ -434,7 +434,7 @@ def test_progress_counts_topics_history_hints_and_reveals(mlprep_home: Path, cli
     assert row("basics")[:5] == ["basics", "1", "0", "0", "1"]
     assert row("strings")[:5] == ["strings", "0", "1", "0", "1"]
     assert row("all")[:5] == ["all", "1", "1", "0", "2"]
-    assert row("basics")[6] == "█" * 20 + " 100%" and row("strings")[6] == "░" * 20 + "   0%" and row("all")[6] == "█" * 10 + "░" * 10 + "  50%"
+    assert row("basics")[6] == "█" * 12 + " 100%" and row("strings")[6] == "░" * 12 + "   0%" and row("all")[6] == "█" * 6 + "░" * 6 + "  50%"
     assert "streak: 1 day (longest 1)" in result.stdout
     assert any("add-one" in line and "pass" in line and "4/4" in line for line in lines)
     assert "hints used: 1" in result.stdout and "reverse-words 1/3" in result.stdout
