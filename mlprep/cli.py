@@ -311,7 +311,7 @@ def attempt(
 
 @app.command()
 def watch(
-    exercise_id: Annotated[str | None, typer.Argument(metavar="[ID]", help="The exercise [default: the one you worked on last].", show_default=False)] = None,
+    exercise_id: Annotated[str | None, typer.Argument(metavar="ID", help="The exercise [default: the one you worked on last].", show_default=False)] = None,
     edit: EditOption = False,
     manual_run: ManualRunOption = False,
     workspace: WorkspaceOption = None,
@@ -485,8 +485,8 @@ def review(
 
 @app.command()
 def config(
-    key: Annotated[str | None, typer.Argument(metavar="[KEY]", help="A setting: editor, auto_edit.", show_default=False)] = None,
-    value: Annotated[str | None, typer.Argument(metavar="[VALUE]", help="Its new value.", show_default=False)] = None,
+    key: Annotated[str | None, typer.Argument(metavar="KEY", help="A setting: editor, auto_edit.", show_default=False)] = None,
+    value: Annotated[str | None, typer.Argument(metavar="VALUE", help="Its new value.", show_default=False)] = None,
     unset: Annotated[bool, typer.Option("--unset", help="Remove the setting.")] = False,
 ) -> None:
     """Show or change settings (a TOML file in the data folder): `mlprep config editor "code -w"`."""
