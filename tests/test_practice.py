@@ -96,7 +96,7 @@ def test_the_watcher_sees_a_save_by_rename_and_only_the_attempt_file(tmp_path: P
             tmp.write_text("new")
             os.replace(tmp, target)  # how vim and VS Code save
             try:
-                seen = events.get(timeout=2)
+                seen = events.get(timeout=0.5)
             except queue.Empty:
                 continue
         assert seen == Changed(target)
