@@ -11,7 +11,10 @@ MlprepGroup.main, which both `python -m mlprep` and typer's CliRunner go through
 
 Import time matters: `list`, `show`, `attempt`, `hint`, `solution`, `reset`, `progress` must never
 import numpy or torch, so mlprep.engine and mlprep.selfcheck are imported inside `grade` and
-`selfcheck` only.
+`selfcheck` only (and by the practice loop's grader thread, on its first grade).
+
+The practice loop (`attempt --watch`, `watch`, `interview`, `review`) lives in mlprep.watch; these
+commands only pick what to practise, build its LoopPolicy and report the outcome.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import json
 import os
 import sys
 import traceback as traceback_module
+from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -32,6 +36,7 @@ from typer.core import TyperGroup
 from mlprep import __version__
 from mlprep.bank import Bank, Exercise, load_bank
 from mlprep.errors import ExitStatus, MlprepError
+from mlprep.practice import attempt_location
 from mlprep.store import Store
 
 try:  # typer >= 0.2x vendors click; its parse errors derive from TyperException
@@ -42,7 +47,9 @@ except ImportError:  # pragma: no cover - older typer on top of click
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from mlprep.clock import Clock
     from mlprep.results import GradeResult
+    from mlprep.watch import LoopItem, LoopOutcome, LoopPolicy
 
 
 class Device(str, Enum):
@@ -157,17 +164,26 @@ def _bank() -> Bank:
     return load_bank()
 
 
-def _attempt_location(store: Store, exercise: Exercise, workspace: Path | None) -> Path:
-    """Where the learner's attempt of `exercise` is (or goes): --workspace, else the recorded
-    attempt if its file still exists, else the default workspace."""
-    from mlprep.workspace import attempt_path, default_workspace
+def _clock() -> Clock:
+    from mlprep.clock import SystemClock
 
-    if workspace is not None:
-        return attempt_path(workspace, exercise.id).absolute()
-    recorded = store.latest_attempt(exercise.id)
-    if recorded is not None and recorded.path.exists():
-        return recorded.path
-    return attempt_path(default_workspace(), exercise.id).absolute()
+    return SystemClock()
+
+
+def _editor_setting() -> tuple[str | None, bool]:
+    """(the `editor` setting, the `auto_edit` setting) from the config file."""
+    from mlprep.config import load_config
+
+    config = load_config()
+    return config.get("editor"), bool(config.get("auto_edit", False))
+
+
+def _check_topic(bank: Bank, topic: str | None) -> None:
+    topics = sorted({e.topic for e in bank.exercises})
+    if topic is not None and topic not in topics:
+        close = difflib.get_close_matches(topic, topics, n=2, cutoff=0.5)
+        suggestion = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else f"; topics: {', '.join(topics)}"
+        raise MlprepError(f"no topic {topic!r}{suggestion}")
 
 
 def _no_such_file(path: Path) -> MlprepError:
@@ -190,7 +206,7 @@ def _write_json(data: Any) -> None:
 
 def _positive(value: float | None) -> float | None:
     if value is not None and not value > 0:
-        raise typer.BadParameter("must be more than 0 seconds")
+        raise typer.BadParameter("must be more than 0")
     return value
 
 
@@ -230,11 +246,7 @@ def list_exercises(
     bank = _bank()
     for name, reason in bank.broken:
         _warn(f"exercise {name!r} is broken and left out: {reason}")
-    topics = sorted({e.topic for e in bank.exercises})
-    if topic is not None and topic not in topics:
-        close = difflib.get_close_matches(topic, topics, n=2, cutoff=0.5)
-        suggestion = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else f"; topics: {', '.join(topics)}"
-        raise MlprepError(f"no topic {topic!r}{suggestion}")
+    _check_topic(bank, topic)
     with Store.open_default() as store:
         statuses = store.statuses()
     rows = [
@@ -271,41 +283,249 @@ def show(exercise_id: ExerciseId) -> None:
         console.print(f"start it with: mlprep attempt {exercise.id}", markup=False, soft_wrap=True)
 
 
+ManualRunOption = Annotated[
+    bool, typer.Option("--manual-run", help="Don't watch the file; regrade when you press r (for file systems where change events don't arrive).")
+]
+EditOption = Annotated[bool, typer.Option("--edit", "-e", help="Open the attempt in your editor (the editor setting, $VISUAL or $EDITOR).")]
+
+
 @app.command()
 def attempt(
     exercise_id: ExerciseId,
-    edit: Annotated[bool, typer.Option("--edit", "-e", help="Open the attempt in $VISUAL / $EDITOR.")] = False,
+    edit: EditOption = False,
+    watch: Annotated[bool, typer.Option("--watch", help="Stay in the practice loop: regrade on every save, keys for hints and the next exercise.")] = False,
+    manual_run: ManualRunOption = False,
     workspace: WorkspaceOption = None,
 ) -> None:
     """Start an exercise: write its stub to your workspace (never over an existing attempt)."""
+    from mlprep.practice import start_attempt
     from mlprep.render import render_exercise
-    from mlprep.workspace import atomic_create, open_in_editor
+    from mlprep.workspace import open_in_editor
 
-    exercise = _bank().get(exercise_id)
+    bank = _bank()
+    exercise = bank.get(exercise_id)
+    editor, auto_edit = _editor_setting()
     console = _stdout()
     with Store.open_default() as store:
-        path = _attempt_location(store, exercise, workspace)
-        try:
-            atomic_create(path, exercise.stub())
-            created = True
-        except FileExistsError:
-            created = False
-        except OSError as exc:
-            raise MlprepError(f"cannot write {path}: {exc.strerror or exc}") from None
-        recorded = store.latest_attempt(exercise.id)
-        if created or recorded is None or recorded.path != path.resolve():
-            store.record_attempt(exercise.id, path)
+        path, created = start_attempt(store, exercise, workspace)
+        if watch:
+            _exit(_watch_loop(store, bank, exercise, path, workspace, editor, manual_run, edit or auto_edit))
+            return
         status = store.statuses().get(exercise.id, "todo")
     render_exercise(console, exercise, status)
     if created:
         console.print(f"\nwrote the stub to {path}", markup=False, soft_wrap=True)
     else:
         console.print(f"\nyou already have an attempt at {path} (kept as it is; `mlprep reset {exercise.id}` starts over)", markup=False, soft_wrap=True)
-    console.print(f"edit it, then run: mlprep grade {exercise.id}", markup=False, soft_wrap=True)
-    if edit:
-        status_code = open_in_editor(path)
+    console.print(f"edit it, then run: mlprep grade {exercise.id}   (or stay in the loop: mlprep watch {exercise.id})", markup=False, soft_wrap=True)
+    if edit or auto_edit:
+        status_code = open_in_editor(path, editor)
         if status_code != 0:
             _warn(f"the editor exited with status {status_code}")
+
+
+@app.command()
+def watch(
+    exercise_id: Annotated[str | None, typer.Argument(metavar="ID", help="The exercise [default: the one you worked on last].", show_default=False)] = None,
+    edit: EditOption = False,
+    manual_run: ManualRunOption = False,
+    workspace: WorkspaceOption = None,
+) -> None:
+    """The practice loop: regrade your attempt on every save. Keys: h hint, n next exercise (once this
+    one passes), l list, s solution (after a pass), r regrade, e edit, q quit."""
+    from mlprep.practice import start_attempt
+
+    bank = _bank()
+    editor, auto_edit = _editor_setting()
+    with Store.open_default() as store:
+        if exercise_id is None:
+            known = set(bank.ids())
+            started = [a.exercise_id for a in store.attempts() if a.exercise_id in known]
+            if not started:
+                raise MlprepError("no exercise to resume: start one with `mlprep attempt ID --watch` or `mlprep watch ID`")
+            exercise_id = started[-1]
+        exercise = bank.get(exercise_id)
+        path, _ = start_attempt(store, exercise, workspace)
+        _exit(_watch_loop(store, bank, exercise, path, workspace, editor, manual_run, edit or auto_edit))
+
+
+def _watch_loop(store: Store, bank: Bank, exercise: Exercise, path: Path, workspace: Path | None, editor: str | None, manual: bool, edit: bool) -> ExitStatus:
+    from mlprep.practice import next_in_order, start_attempt
+    from mlprep.watch import LoopItem, LoopPolicy
+
+    policy = LoopPolicy(
+        mode="watch",
+        source="workspace",
+        prepare=lambda e: start_attempt(store, e, workspace)[0],
+        follow=lambda e: next_in_order(bank.exercises, e, store.statuses()),
+        editor=editor,
+    )
+    outcome = _run_loop(store, bank, [LoopItem(exercise, path)], policy, manual, clock=_clock(), edit=edit)
+    console = _stdout()
+    for item in outcome.items:
+        verdict = "passed" if item.passed else "not graded" if item.result is None else item.result.status
+        console.print(f"{item.exercise.id}: {verdict} ({item.path})", markup=False, soft_wrap=True)
+    return _loop_exit(outcome)
+
+
+def _run_loop(
+    store: Store, bank: Bank, items: list[LoopItem], policy: LoopPolicy, manual: bool, *, clock: Clock, edit: bool = False, notes: Sequence[str] = (),
+) -> LoopOutcome:
+    from rich.text import Text
+
+    from mlprep.watch import PracticeLoop
+
+    loop = PracticeLoop(store, bank, items, policy, clock=clock, console=_stdout(), manual=manual, open_editor_first=edit)
+    loop.notes = [Text(note, style="bold") for note in notes]
+    return loop.run()
+
+
+def _loop_exit(outcome: LoopOutcome) -> ExitStatus:
+    if outcome.ended_by == "terminate":
+        raise typer.Exit(128 + 15)  # the shell's convention for "ended by SIGTERM"
+    return ExitStatus.OK
+
+
+@app.command()
+def interview(
+    minutes: Annotated[float, typer.Option("--minutes", callback=_positive, help="How long the interview lasts (fractions allowed).")] = 45.0,
+    topic: Annotated[str | None, typer.Option("--topic", help="Only exercises of this topic.")] = None,
+    count: Annotated[int, typer.Option("--count", min=1, help="How many exercises.")] = 3,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the random pick (the same seed and progress pick the same exercises).", show_default=False)] = None,
+    manual_run: ManualRunOption = False,
+) -> None:
+    """A timed mock interview: a random, mostly unseen mix of exercises, a countdown, and at the end
+    (or when time runs out) everything graded, with a report (shown, and saved). Exit 1 if anything
+    did not pass."""
+    import random
+
+    from mlprep.clock import iso
+    from mlprep.interview import finish_interview, interview_folder, pick_exercises, review_next
+    from mlprep.practice import fresh_stub
+    from mlprep.render import render_interview_report
+    from mlprep.watch import LoopItem, LoopPolicy, grade_exercise
+    from mlprep.workspace import attempt_path, default_workspace
+
+    bank = _bank()
+    _check_topic(bank, topic)
+    editor, _ = _editor_setting()
+    clock = _clock()
+    seed = seed if seed is not None else random.randrange(2**31)
+    with Store.open_default() as store:
+        picked = pick_exercises(bank.exercises, store.statuses(), count=count, topic=topic, rng=random.Random(seed))
+        folder = interview_folder(default_workspace(), clock)
+        started_at = iso(clock.now())
+
+        def prepare(exercise: Exercise) -> Path:
+            path = attempt_path(folder, exercise.id)
+            fresh_stub(exercise, path)
+            return path
+
+        items = [LoopItem(e, prepare(e)) for e in picked]  # every file exists from the start: the learner may open them all
+        policy = LoopPolicy(
+            mode="interview", source="interview", prepare=prepare, free_navigation=True, solutions=False,
+            deadline=clock.monotonic() + minutes * 60, confirm_quit=True, editor=editor,
+        )
+        notes = [f"mock interview: {len(items)} exercise{'s' * (len(items) > 1)}, {minutes:g} minutes (seed {seed}); "
+                 f"files in {folder}; n/p move between them; q ends early; solutions open afterwards"]
+        outcome = _run_loop(store, bank, items, policy, manual_run, clock=clock, notes=notes)
+        console = _stdout()
+        console.print("time is up" if outcome.ended_by == "time" else "the interview is over", style="bold", markup=False)
+        final_grade = grade_exercise if outcome.ended_by != "terminate" else None
+        if final_grade is not None:
+            console.print(f"grading {len(items)} exercise{'s' * (len(items) > 1)}…", markup=False)
+        record = finish_interview(
+            store, outcome, started_at=started_at, clock=clock, minutes=minutes, seed=seed, topic=topic, folder=folder, grade=final_grade,
+        )
+        render_interview_report(console, record, review_next(record, bank), str(folder / "report.json"))
+    _loop_exit(outcome)
+    if record.passed < len(record.items):
+        _exit(ExitStatus.FAILED)
+
+
+@app.command()
+def review(
+    list_only: Annotated[bool, typer.Option("--list", help="Only show the schedule (what is due, and when the rest is).")] = False,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Review at most this many due items.")] = 5,
+    manual_run: ManualRunOption = False,
+) -> None:
+    """Spaced review (SM-2): exercises you failed, or passed long ago, come back when due; each is
+    redone from a fresh stub in the practice loop and rescheduled by the result."""
+    from mlprep.practice import fresh_stub, review_schedule
+    from mlprep.render import review_table
+    from mlprep.review import due_now, quality
+    from mlprep.watch import LoopItem, LoopPolicy
+    from mlprep.workspace import attempt_path, default_workspace
+
+    bank = _bank()
+    clock = _clock()
+    editor, _ = _editor_setting()
+    console = _stdout()
+    with Store.open_default() as store:
+        now = clock.now()
+        scheduled = review_schedule(store, bank)
+        due = due_now(scheduled, now)
+        if list_only or not due:
+            if scheduled:
+                console.print(review_table(scheduled, now))
+            if not due:
+                console.print("nothing is due for review" + ("" if scheduled else ": failed or long-passed exercises come back here"), markup=False)
+            return
+        console.print(review_table(due, now))
+        folder = default_workspace() / "review"
+
+        def prepare(exercise: Exercise) -> Path:
+            path = attempt_path(folder, exercise.id)
+            fresh_stub(exercise, path)  # a review is a recall: from the stub, not from your old answer
+            return path
+
+        items = [LoopItem(bank.get(item.item_id)) for item in due[:limit]]
+        policy = LoopPolicy(mode="review", source="review", prepare=prepare, free_navigation=True, editor=editor)
+        notes = [f"review: {len(items)} due (of {len(due)}); redo each from the stub; n/p move between them; l lists them; q stops"]
+        outcome = _run_loop(store, bank, items, policy, manual_run, clock=clock, notes=notes)
+        rescheduled = []
+        for item in outcome.items:
+            if item.result is None:
+                continue  # never graded: not reviewed, still due
+            q = quality(item.passed, item.hints_used, len(item.exercise.hints))
+            state = store.record_review(item.exercise.kind, item.exercise.id, q, clock.now())
+            rescheduled.append((item.exercise.id, item.passed, state))
+    for exercise_id, passed, state in rescheduled:
+        days = f"{state.interval_days:g} day{'s' * (state.interval_days != 1)}"
+        console.print(f"{exercise_id}: {'recalled' if passed else 'not recalled'}; next review in {days}", markup=False)
+    if not rescheduled:
+        console.print("nothing was graded, so nothing was rescheduled", markup=False)
+    _exit(_loop_exit(outcome))
+
+
+@app.command()
+def config(
+    key: Annotated[str | None, typer.Argument(metavar="KEY", help="A setting: editor, auto_edit.", show_default=False)] = None,
+    value: Annotated[str | None, typer.Argument(metavar="VALUE", help="Its new value.", show_default=False)] = None,
+    unset: Annotated[bool, typer.Option("--unset", help="Remove the setting.")] = False,
+) -> None:
+    """Show or change settings (a TOML file in the data folder): `mlprep config editor "code -w"`."""
+    from mlprep.config import SETTINGS, config_path, load_config, parse_value, set_value, setting
+
+    if key is None:
+        current = load_config()
+        for name, setting in SETTINGS.items():
+            shown = json.dumps(current[name]) if name in current else "(not set)"
+            sys.stdout.write(f"{name} = {shown}    # {setting.help}\n")
+        sys.stdout.write(f"# {config_path()}\n")
+        return
+    if unset:
+        if value is not None:
+            raise MlprepError("--unset takes no value")
+        set_value(key, None)
+        return
+    if value is None:
+        setting(key)  # an unknown key is an error that lists the known ones
+        current = load_config()
+        if key in current:
+            sys.stdout.write(f"{str(current[key]).lower() if isinstance(current[key], bool) else current[key]}\n")
+        return
+    set_value(key, parse_value(key, value))
 
 
 @app.command()
@@ -349,7 +569,7 @@ def grade(
                     raise MlprepError("nothing to grade: no attempts yet; start one with `mlprep attempt ID`, or grade a file with `mlprep grade ID --file PATH`")
             for exercise_id in ids:
                 exercise = bank.get(exercise_id)
-                path = _attempt_location(store, exercise, None)
+                path = attempt_location(store, exercise, None)
                 if path.is_file():
                     targets.append((exercise, path, "workspace"))
                 elif explicit:
@@ -456,7 +676,7 @@ def reset(exercise_id: ExerciseId, workspace: WorkspaceOption = None) -> None:
     console = _stdout()
     stub = exercise.stub()
     with Store.open_default() as store:
-        path = _attempt_location(store, exercise, workspace)
+        path = attempt_location(store, exercise, workspace)
         try:
             if path.is_file():
                 if path.read_bytes() == stub.encode("utf-8"):
@@ -477,31 +697,45 @@ def reset(exercise_id: ExerciseId, workspace: WorkspaceOption = None) -> None:
 def progress(
     history: Annotated[int, typer.Option("--history", min=0, help="How many recent grades to list.")] = 15,
 ) -> None:
-    """Your progress: counts per topic, recent grades, hints used, solutions revealed."""
+    """Your progress: mastery per topic, streak, time practised, recent grades, interviews, hints
+    used, solutions revealed."""
+    from mlprep.clock import parse_iso
+    from mlprep.practice import day_streaks, due_reviews
     from mlprep.render import render_progress
 
     bank = _bank()
+    clock = _clock()
     with Store.open_default() as store:
         statuses = store.statuses()
         grades = store.grades()
         attempts = store.attempts()
         hints = store.hints_shown()
         reveals = store.reveals()
+        seconds = store.practice_seconds()
+        interviews = store.interviews()
+        reviews_due = len(due_reviews(store, bank, clock.now()))
     counts: dict[str, list[int]] = {}
+    topic_seconds: dict[str, float] = {}
     for exercise in bank.exercises:
         row = counts.setdefault(exercise.topic, [0, 0, 0, 0])  # passed, attempted, todo, total
         status = statuses.get(exercise.id, "todo")
         row[("passed", "attempted", "todo").index(status)] += 1
         row[3] += 1
+        topic_seconds[exercise.topic] = topic_seconds.get(exercise.topic, 0.0) + seconds.get(exercise.id, 0.0)
     available = {e.id: len(e.hints) for e in bank.exercises}
+    local_days = {parse_iso(g.graded_at).astimezone().date() for g in grades}  # the learner's days, not UTC's
     render_progress(
         _stdout(),
         topics=[(topic, *row) for topic, row in sorted(counts.items())],
+        topic_seconds=topic_seconds,
         grades=grades[:history],
         grades_total=len(grades),
         attempts_started=len({a.exercise_id for a in attempts}),
         hints={e: (n, available.get(e, n)) for e, n in hints.items()},
         reveals=reveals,
+        streak=day_streaks(local_days, clock.now().astimezone().date()),
+        interviews=interviews,
+        reviews_due=reviews_due,
     )
 
 

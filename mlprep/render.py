@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -23,7 +24,8 @@ from rich.text import Text
 if TYPE_CHECKING:
     from mlprep.bank import Exercise
     from mlprep.results import CheckResult, GradeResult
-    from mlprep.store import GradeRecord, Reveal
+    from mlprep.review import DueItem
+    from mlprep.store import GradeRecord, Interview, Reveal
 
 STATUS_STYLES = {
     "pass": "bold green",
@@ -290,18 +292,87 @@ def render_solution(console: Console, reference: str, diff: str | None, *, attem
 # -- progress --------------------------------------------------------------------------------------
 
 
-def topic_table(rows: Sequence[tuple[str, int, int, int, int]]) -> Table:
-    """rows: (topic, passed, attempted (started, not yet passed), todo, total)."""
+def duration_text(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    if minutes >= 60:
+        return f"{minutes // 60}h {minutes % 60:02d}m"
+    return f"{minutes}m {int(seconds % 60):02d}s" if minutes else f"{int(seconds)}s"
+
+
+def mastery_bar(passed: int, total: int, width: int = 12) -> Text:
+    filled = round(width * passed / total) if total else 0
+    bar = Text("█" * filled, style="green")
+    bar.append("░" * (width - filled), style="dim")
+    bar.append(f" {100 * passed / total:3.0f}%" if total else "  —")
+    return bar
+
+
+def topic_table(rows: Sequence[tuple[str, int, int, int, int]], seconds: Mapping[str, float] | None = None) -> Table:
+    """rows: (topic, passed, attempted (started, not yet passed), todo, total); seconds: practice time per topic."""
+    seconds = seconds or {}
     table = Table(show_edge=False, pad_edge=False, header_style="bold", title="by topic", title_justify="left")
     table.add_column("topic")
     for column in ("passed", "attempted", "todo", "total"):
         table.add_column(column, justify="right")
+    table.add_column("time", justify="right")
+    table.add_column("mastery", no_wrap=True)  # passed / total
     for topic, passed, attempted, todo, total in rows:
-        table.add_row(Text(topic), Text(str(passed), style="green" if passed else ""), Text(str(attempted)), Text(str(todo)), Text(str(total)))
+        table.add_row(
+            Text(topic), Text(str(passed), style="green" if passed else ""), Text(str(attempted)), Text(str(todo)), Text(str(total)),
+            Text(duration_text(seconds.get(topic, 0.0))), mastery_bar(passed, total),
+        )
     if rows:
         table.add_section()
-        table.add_row(Text("all", style="bold"), *(Text(str(sum(r[i] for r in rows)), style="bold") for i in range(1, 5)))
+        passed, total = sum(r[1] for r in rows), sum(r[4] for r in rows)
+        table.add_row(
+            Text("all", style="bold"), *(Text(str(sum(r[i] for r in rows)), style="bold") for i in range(1, 5)),
+            Text(duration_text(sum(seconds.values())), style="bold"), mastery_bar(passed, total),
+        )
     return table
+
+
+def interview_table(interviews: Sequence[Interview]) -> Table:
+    table = Table(show_edge=False, pad_edge=False, header_style="bold", title="interviews", title_justify="left")
+    for column in ("when (UTC)", "passed", "minutes", "ended", "exercises"):
+        table.add_column(column, no_wrap=column != "exercises")
+    for interview in interviews:
+        exercises = Text()
+        for number, item in enumerate(interview.items):
+            if number:
+                exercises.append(", ")
+            exercises.append(item.exercise_id, style=STATUS_STYLES.get(item.status, ""))
+        table.add_row(
+            Text(interview.started_at.replace("+00:00", "")),
+            Text(f"{interview.passed}/{len(interview.items)}", style="green" if interview.passed == len(interview.items) else ""),
+            Text(f"{interview.minutes:g}"),
+            Text("time up" if interview.ended_by == "time" else "ended early"),
+            exercises,
+        )
+    return table
+
+
+def render_interview_report(console: Console, interview: Interview, review_next: Sequence[str], report_path: str) -> None:
+    table = Table(show_edge=False, pad_edge=False, header_style="bold", title=f"mock interview #{interview.id}", title_justify="left")
+    for column in ("exercise", "status", "checks failed", "time", "hints"):
+        table.add_column(column, overflow="fold" if column == "checks failed" else "ellipsis", no_wrap=column != "checks failed")
+    for item in interview.items:
+        table.add_row(
+            Text(item.exercise_id, style="bold"),
+            status_text(item.status),
+            Text(", ".join(item.checks_failed) or "—"),
+            Text(duration_text(item.seconds)),
+            Text(str(item.hints_used)),
+        )
+    console.print(table)
+    summary = Text()
+    summary.append(f"{interview.passed} of {len(interview.items)} passed", style="bold green" if interview.passed == len(interview.items) else "bold")
+    summary.append(f" · {'time ran out' if interview.ended_by == 'time' else 'ended before the time ran out'} ({interview.minutes:g} minutes allowed)")
+    console.print(summary)
+    if review_next:
+        console.print(Text("what to review next:", style="bold"))
+        for line in review_next:
+            console.print(Text(f"  • {line}"))
+    console.print(Text(f"report saved: {report_path}", style="dim"))
 
 
 def history_table(grades: Sequence[GradeRecord]) -> Table:
@@ -325,14 +396,18 @@ def render_progress(
     console: Console,
     *,
     topics: Sequence[tuple[str, int, int, int, int]],
+    topic_seconds: Mapping[str, float],
     grades: Sequence[GradeRecord],
     grades_total: int,
     attempts_started: int,
     hints: Mapping[str, tuple[int, int]],
     reveals: Sequence[Reveal],
+    streak: tuple[int, int],
+    interviews: Sequence[Interview],
+    reviews_due: int,
 ) -> None:
-    """hints: exercise id -> (shown, available)."""
-    console.print(topic_table(topics))
+    """hints: exercise id -> (shown, available); streak: (current, longest) in days."""
+    console.print(topic_table(topics, topic_seconds))
     console.print()
     if grades:
         console.print(history_table(grades))
@@ -341,6 +416,17 @@ def render_progress(
     else:
         console.print(Text("no grades yet: start with `mlprep attempt ID`, then `mlprep grade ID`", style="dim"))
     console.print()
+    if interviews:
+        console.print(interview_table(interviews))
+        console.print()
+    line = Text()
+    line.append("streak: ", style="bold")
+    line.append(f"{streak[0]} day{'s' * (streak[0] != 1)} (longest {streak[1]})")
+    line.append("   time practised: ", style="bold")
+    line.append(duration_text(sum(topic_seconds.values())))
+    line.append("   reviews due: ", style="bold")
+    line.append(str(reviews_due) + (" (`mlprep review`)" if reviews_due else ""))
+    console.print(line)
     line = Text()
     line.append("attempts started: ", style="bold")
     line.append(str(attempts_started))
@@ -355,3 +441,87 @@ def render_progress(
         line.append(f" ({len(forced)} before passing: {', '.join(dict.fromkeys(forced))})")
     console.print(line)
 
+
+# -- the practice loop (watch, interview, review) --------------------------------------------------
+
+
+def loop_header(exercise: Exercise, status: str, path: str, position: str | None) -> Panel:
+    header = exercise_header(exercise, status)
+    header.append(f"\nyour file: {path}", style="dim")
+    return Panel(header, title=position, title_align="right", expand=False)
+
+
+def countdown_text(seconds_left: float) -> str:
+    seconds = max(0, int(seconds_left + 0.999))  # 0:00 only once time is really up
+    return f"{seconds // 60}:{seconds % 60:02d} left"
+
+
+def key_bar(keys: Sequence[tuple[str, str, bool]], countdown: str | None) -> Text:
+    """One line: each (key, what it does, available now); unavailable keys are dimmed."""
+    text = Text(no_wrap=True, overflow="ellipsis")
+    for number, (key, label, available) in enumerate(keys):
+        if number:
+            text.append(" · ", style="dim")
+        text.append(key, style="bold cyan" if available else "dim")
+        text.append(f" {label}", style="" if available else "dim")
+    if countdown:
+        text.append("   ⏱ ", style="bold")
+        text.append(countdown, style="bold yellow")
+    return text
+
+
+def render_loop_screen(
+    console: Console,
+    *,
+    exercise: Exercise,
+    status: str,
+    path: str,
+    position: str | None,
+    result: GradeResult | None,
+    checking: bool,
+    hints: Sequence[str],
+    notes: Sequence[Text],
+) -> None:
+    """The loop's screen above the key bar: the exercise, then "Checking…" and/or the latest
+    grade (the prompt instead, before the first grade), the hints taken, and the latest notes."""
+    console.print(loop_header(exercise, status, path, position))
+    if checking:
+        console.print(Text("Checking…" + (" (below: the previous grade)" if result is not None else ""), style="bold yellow"))
+    if result is not None:
+        render_grade(console, result)
+    elif not checking:
+        from rich.markdown import Markdown
+
+        console.print(Markdown(exercise.prompt()))
+        console.print(Text("waiting for you to save the file (r grades it now)", style="dim"))
+    for index, hint in enumerate(hints):
+        console.print(hint_text(index, len(exercise.hints), hint))
+    for note in notes:
+        console.print(note)
+
+
+def due_text(due_at: datetime, now: datetime) -> str:
+    days = (due_at - now).total_seconds() / 86400
+    if days <= 0:
+        return "now"
+    return f"in {days * 24:.0f} h" if days < 1 else f"in {days:.0f} day{'s' * (round(days) != 1)} ({due_at:%Y-%m-%d})"
+
+
+def review_table(items: Sequence[DueItem], now: datetime) -> Table:
+    table = Table(show_edge=False, pad_edge=False, header_style="bold", title="review schedule", title_justify="left")
+    for column in ("item", "kind", "due", "why"):
+        table.add_column(column, no_wrap=column != "why")
+    for item in items:
+        due = Text(due_text(item.due_at, now), style="bold yellow" if item.due_at <= now else "")
+        table.add_row(Text(item.item_id, style="bold"), Text(item.kind), due, Text(item.reason))
+    return table
+
+
+def loop_items_table(rows: Sequence[tuple[str, str, str]]) -> Table:
+    """rows: (exercise id, title, status here)."""
+    table = Table(show_edge=False, pad_edge=False, header_style="bold")
+    for column in ("#", "id", "title", "status"):
+        table.add_column(column, no_wrap=column != "title")
+    for number, (exercise_id, title, status) in enumerate(rows, start=1):
+        table.add_row(Text(str(number)), Text(exercise_id, style="bold"), Text(title), status_text(status))
+    return table

@@ -1,7 +1,9 @@
 """The progress store: one SQLite file in the data dir (see mlprep.workspace.data_dir).
 
 It records attempts (where the learner's file is, when they started), every grade with its
-per-check results, the hints shown and the solutions revealed.
+per-check results, the hints shown and the solutions revealed; and, for the practice loop, the
+time spent per exercise, the spaced-review state of each item, and every mock interview with one
+row per exercise.
 
 Concurrency: WAL journal plus a busy timeout, and every write is one `BEGIN IMMEDIATE`
 transaction (the write lock is taken before anything is read), so two `mlprep grade` runs at once
@@ -24,11 +26,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Self
 
+from mlprep.clock import iso, parse_iso
 from mlprep.errors import ExitStatus, MlprepError
 from mlprep.results import CheckResult, GradeResult
+from mlprep.review import ReviewState, sm2
 
 BUSY_TIMEOUT_S = 30.0
-SOURCES = ("workspace", "file")  # where a graded submission came from
+SOURCES = ("workspace", "file", "interview", "review")  # where a graded submission came from
+PRACTICE_MODES = ("watch", "interview", "review")  # where practice time was spent
 
 # Each step is a list of statements run in one transaction, then user_version = its 1-based index.
 MIGRATIONS: list[tuple[str, ...]] = [
@@ -77,6 +82,56 @@ MIGRATIONS: list[tuple[str, ...]] = [
             forced INTEGER NOT NULL
         )""",
     ),
+    (
+        # Spaced review: one row per item, keyed by kind + id so quiz questions fit beside exercises.
+        """CREATE TABLE review_state (
+            kind TEXT NOT NULL,
+            item_id TEXT NOT NULL,
+            repetitions INTEGER NOT NULL,
+            easiness REAL NOT NULL,
+            interval_days REAL NOT NULL,
+            due_at TEXT NOT NULL,
+            reviewed_at TEXT NOT NULL,
+            PRIMARY KEY (kind, item_id)
+        )""",
+        """CREATE TABLE reviews (
+            id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL,
+            item_id TEXT NOT NULL,
+            reviewed_at TEXT NOT NULL,
+            quality INTEGER NOT NULL,
+            interval_days REAL NOT NULL
+        )""",
+        """CREATE TABLE practice_time (
+            id INTEGER PRIMARY KEY,
+            exercise_id TEXT NOT NULL,
+            mode TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            seconds REAL NOT NULL
+        )""",
+        """CREATE TABLE interviews (
+            id INTEGER PRIMARY KEY,
+            started_at TEXT NOT NULL,
+            finished_at TEXT NOT NULL,
+            minutes REAL NOT NULL,
+            seed INTEGER NOT NULL,
+            topic TEXT,
+            ended_by TEXT NOT NULL,
+            folder TEXT NOT NULL
+        )""",
+        """CREATE TABLE interview_items (
+            interview_id INTEGER NOT NULL REFERENCES interviews (id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            exercise_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            status TEXT NOT NULL,
+            checks_failed_json TEXT NOT NULL,
+            seconds REAL NOT NULL,
+            hints_used INTEGER NOT NULL,
+            grade_id INTEGER REFERENCES grades (id),
+            PRIMARY KEY (interview_id, position)
+        )""",
+    ),
 ]
 
 
@@ -119,6 +174,34 @@ class Reveal:
     exercise_id: str
     revealed_at: str
     forced: bool
+
+
+@dataclass(frozen=True)
+class InterviewItem:
+    exercise_id: str
+    kind: str
+    status: str  # the final grade's status
+    checks_failed: tuple[str, ...]
+    seconds: float  # time the exercise was on screen
+    hints_used: int
+    grade_id: int | None
+
+
+@dataclass(frozen=True)
+class Interview:
+    started_at: str
+    finished_at: str
+    minutes: float  # allowed
+    seed: int
+    topic: str | None
+    ended_by: str  # "time" or "quit"
+    folder: str
+    items: tuple[InterviewItem, ...]
+    id: int | None = None
+
+    @property
+    def passed(self) -> int:
+        return sum(item.status == "pass" for item in self.items)
 
 
 def _is_corruption(exc: sqlite3.DatabaseError) -> bool:
@@ -373,3 +456,92 @@ class Store:
 
     def reveals(self) -> list[Reveal]:
         return [Reveal(e, t, bool(f)) for e, t, f in self._read("SELECT exercise_id, revealed_at, forced FROM reveals ORDER BY id")]
+
+    # -- spaced review -----------------------------------------------------------------------
+
+    def latest_grades(self) -> dict[str, tuple[str, str]]:
+        """exercise id -> (graded_at, status) of its latest grade; internal errors say nothing about the learner."""
+        rows = self._read(
+            """SELECT exercise_id, graded_at, status FROM grades
+               WHERE id IN (SELECT MAX(id) FROM grades WHERE internal_error = 0 GROUP BY exercise_id)"""
+        )
+        return {e: (t, s) for e, t, s in rows}
+
+    def review_states(self) -> dict[tuple[str, str], ReviewState]:
+        rows = self._read("SELECT kind, item_id, repetitions, easiness, interval_days, due_at FROM review_state")
+        return {(k, i): ReviewState(n, e, d, parse_iso(due)) for k, i, n, e, d, due in rows}
+
+    def record_review(self, kind: str, item_id: str, q: int, now: datetime) -> ReviewState:
+        """Reschedule one item after a review of SM-2 quality q, read and written under one write
+        lock so two reviews at once never both start from the same state."""
+        with self._write() as db:
+            row = db.execute(
+                "SELECT repetitions, easiness, interval_days FROM review_state WHERE kind = ? AND item_id = ?", (kind, item_id)
+            ).fetchone()
+            state = sm2(ReviewState(*row) if row else ReviewState(), q, now)
+            db.execute(
+                """INSERT INTO review_state (kind, item_id, repetitions, easiness, interval_days, due_at, reviewed_at)
+                   VALUES (?, ?, ?, ?, ?, ?, ?)
+                   ON CONFLICT (kind, item_id) DO UPDATE SET repetitions = excluded.repetitions, easiness = excluded.easiness,
+                       interval_days = excluded.interval_days, due_at = excluded.due_at, reviewed_at = excluded.reviewed_at""",
+                (kind, item_id, state.repetitions, state.easiness, state.interval_days, iso(state.due_at), iso(now)),
+            )
+            db.execute(
+                "INSERT INTO reviews (kind, item_id, reviewed_at, quality, interval_days) VALUES (?, ?, ?, ?, ?)",
+                (kind, item_id, iso(now), q, state.interval_days),
+            )
+        return state
+
+    def reviews_done(self) -> int:
+        return self._read("SELECT COUNT(*) FROM reviews")[0][0]
+
+    # -- practice time -----------------------------------------------------------------------
+
+    def record_practice_time(self, exercise_id: str, mode: str, started_at: datetime, seconds: float) -> None:
+        if mode not in PRACTICE_MODES:
+            raise ValueError(f"mode must be one of {PRACTICE_MODES}, not {mode!r}")
+        with self._write() as db:
+            db.execute(
+                "INSERT INTO practice_time (exercise_id, mode, started_at, seconds) VALUES (?, ?, ?, ?)",
+                (exercise_id, mode, iso(started_at), float(seconds)),
+            )
+
+    def practice_seconds(self) -> dict[str, float]:
+        """Seconds spent in the practice loop (watch, interview, review), per exercise."""
+        return dict(self._read("SELECT exercise_id, SUM(seconds) FROM practice_time GROUP BY exercise_id ORDER BY exercise_id"))
+
+    # -- interviews --------------------------------------------------------------------------
+
+    def record_interview(self, interview: Interview) -> int:
+        """Record an interview and its per-exercise rows atomically; return its id."""
+        with self._write() as db:
+            cursor = db.execute(
+                "INSERT INTO interviews (started_at, finished_at, minutes, seed, topic, ended_by, folder) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (interview.started_at, interview.finished_at, interview.minutes, interview.seed, interview.topic, interview.ended_by, interview.folder),
+            )
+            interview_id = cursor.lastrowid
+            db.executemany(
+                """INSERT INTO interview_items (interview_id, position, exercise_id, kind, status, checks_failed_json, seconds, hints_used, grade_id)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                [
+                    (interview_id, i, item.exercise_id, item.kind, item.status, json.dumps(list(item.checks_failed)), item.seconds, item.hints_used, item.grade_id)
+                    for i, item in enumerate(interview.items)
+                ],
+            )
+        assert interview_id is not None
+        return interview_id
+
+    def interviews(self) -> list[Interview]:
+        """Every interview, newest first."""
+        items: dict[int, list[InterviewItem]] = {}
+        for interview_id, e, k, s, failed, sec, hints, grade_id in self._read(
+            """SELECT interview_id, exercise_id, kind, status, checks_failed_json, seconds, hints_used, grade_id
+               FROM interview_items ORDER BY interview_id, position"""
+        ):
+            items.setdefault(interview_id, []).append(InterviewItem(e, k, s, tuple(json.loads(failed)), sec, hints, grade_id))
+        return [
+            Interview(started, finished, minutes, seed, topic, ended_by, folder, tuple(items.get(i, [])), id=i)
+            for i, started, finished, minutes, seed, topic, ended_by, folder in self._read(
+                "SELECT id, started_at, finished_at, minutes, seed, topic, ended_by, folder FROM interviews ORDER BY id DESC"
+            )
+        ]

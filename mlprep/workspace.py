@@ -152,28 +152,33 @@ def backup_file(path: Path) -> Path:
     raise MlprepError(f"could not find a free backup name in {folder}; clean it up and retry")
 
 
-def editor_command() -> list[str] | None:
-    """The learner's editor from $VISUAL, then $EDITOR, split like a shell would ("code -w")."""
-    for variable in ("VISUAL", "EDITOR"):
-        value = os.environ.get(variable, "").strip()
+def editor_command(configured: str | None = None) -> tuple[list[str], str] | None:
+    """The learner's editor and where it came from: the `editor` setting (mlprep config), then
+    $VISUAL, then $EDITOR, split like a shell would ("code -w")."""
+    candidates = [("the editor setting", configured)] + [(f"${name}", os.environ.get(name)) for name in ("VISUAL", "EDITOR")]
+    for origin, value in candidates:
+        value = (value or "").strip()
         if value:
             try:
                 command = shlex.split(value)
             except ValueError as exc:
-                raise MlprepError(f"${variable} ({value!r}) does not parse as a command: {exc}") from None
+                raise MlprepError(f"{origin} ({value!r}) does not parse as a command: {exc}") from None
             if command:
-                return command
+                return command, origin
     return None
 
 
-def open_in_editor(path: Path) -> int:
+def open_in_editor(path: Path, configured: str | None = None) -> int:
     """Open `path` in the learner's editor and wait for it; return the editor's exit status."""
-    command = editor_command()
-    if command is None:
-        raise MlprepError(f"no editor configured: set $VISUAL or $EDITOR (e.g. `export EDITOR=nano`), or open {path} yourself")
+    found = editor_command(configured)
+    if found is None:
+        raise MlprepError(
+            f"no editor configured: set $VISUAL or $EDITOR (e.g. `export EDITOR=nano`) or `mlprep config editor 'code -w'`, or open {path} yourself"
+        )
+    command, origin = found
     try:
         return subprocess.call([*command, str(path)])
     except FileNotFoundError:
-        raise MlprepError(f"editor {command[0]!r} not found (from $VISUAL/$EDITOR); fix the variable, or open {path} yourself") from None
+        raise MlprepError(f"editor {command[0]!r} not found (from {origin}); fix it, or open {path} yourself") from None
     except PermissionError:
-        raise MlprepError(f"editor {command[0]!r} is not executable (from $VISUAL/$EDITOR); open {path} yourself") from None
+        raise MlprepError(f"editor {command[0]!r} is not executable (from {origin}); open {path} yourself") from None

@@ -24,7 +24,7 @@ from mlprep.results import CheckResult, GradeResult
 from mlprep.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
-COMMANDS = ("list", "show", "attempt", "grade", "hint", "solution", "reset", "progress", "selfcheck")
+COMMANDS = ("list", "show", "attempt", "watch", "interview", "review", "config", "grade", "hint", "solution", "reset", "progress", "selfcheck")
 
 
 @pytest.fixture(autouse=True)
@@ -430,10 +430,12 @@ def test_progress_counts_topics_history_hints_and_reveals(mlprep_home: Path, cli
         [line] = [line for line in lines if line.startswith(first_cell + " ")]
         return [cell.strip() for cell in line.split("│")]
 
-    # topic | passed | attempted | todo | total
-    assert row("basics") == ["basics", "1", "0", "0", "1"]
-    assert row("strings") == ["strings", "0", "1", "0", "1"]
-    assert row("all") == ["all", "1", "1", "0", "2"]
+    # topic | passed | attempted | todo | total | time | mastery bar
+    assert row("basics")[:5] == ["basics", "1", "0", "0", "1"]
+    assert row("strings")[:5] == ["strings", "0", "1", "0", "1"]
+    assert row("all")[:5] == ["all", "1", "1", "0", "2"]
+    assert row("basics")[6] == "█" * 12 + " 100%" and row("strings")[6] == "░" * 12 + "   0%" and row("all")[6] == "█" * 6 + "░" * 6 + "  50%"
+    assert "streak: 1 day (longest 1)" in result.stdout
     assert any("add-one" in line and "pass" in line and "4/4" in line for line in lines)
     assert "hints used: 1" in result.stdout and "reverse-words 1/3" in result.stdout
     assert "solutions revealed: 1" in result.stdout and "before passing: reverse-words" in result.stdout
@@ -510,7 +512,7 @@ from typer.testing import CliRunner
 from mlprep.cli import app
 runner = CliRunner()
 for args in (["list"], ["show", "add-one"], ["attempt", "add-one"], ["hint", "add-one"], ["progress"],
-             ["reset", "add-one"], ["solution", "add-one", "--force"], ["list", "--json"]):
+             ["reset", "add-one"], ["solution", "add-one", "--force"], ["list", "--json"], ["review", "--list"], ["config"]):
     result = runner.invoke(app, args)
     assert result.exit_code == 0, (args, result.output)
 heavy = sorted(m for m in ("numpy", "torch", "mlprep.engine", "mlprep.grading") if m in sys.modules)
@@ -520,3 +522,72 @@ print("heavy:", heavy)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "heavy: []"
+
+
+# -- the practice loop's commands (the loop itself: tests/test_loop_terminal.py) -------------------
+
+
+def test_config_sets_gets_and_unsets(mlprep_home: Path) -> None:
+    assert run("config").stdout.count("(not set)") == 2
+    assert run("config", "editor", "code -w").exit_code == 0
+    assert run("config", "auto_edit", "true").exit_code == 0
+    assert run("config", "editor").stdout == "code -w\n"
+    assert run("config", "auto_edit").stdout == "true\n"
+    assert (mlprep_home / "config.toml").read_text() == 'editor = "code -w"\nauto_edit = true\n'
+    assert run("config", "editor", "--unset").exit_code == 0
+    assert run("config", "editor").stdout == ""
+    bad = run("config", "colour", "red")
+    assert bad.exit_code == ExitStatus.USAGE and stderr_lines(bad) == ["mlprep: error: no setting 'colour'; settings: editor, auto_edit"]
+
+
+def test_the_editor_setting_wins_over_editor_and_auto_edit_opens_it(tmp_path: Path, mlprep_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = tmp_path / "editor.py"
+    script.write_text("import sys\nopen(sys.argv[-1], 'a').write('# ' + sys.argv[1] + '\\n')\n")
+    monkeypatch.setenv("EDITOR", f"'{sys.executable}' '{script}' from-env")
+    run("config", "editor", f"'{sys.executable}' '{script}' from-setting")
+    run("config", "auto_edit", "true")
+    result = run("attempt", "add-one")
+    assert result.exit_code == 0, result.output
+    assert attempt_file(mlprep_home, "add-one").read_text().endswith("# from-setting\n")
+
+
+def test_review_list_shows_the_schedule(mlprep_home: Path, cli_environment: Path) -> None:
+    empty = run("review", "--list")
+    assert empty.exit_code == 0 and "nothing is due for review" in empty.stdout
+    run("attempt", "add-one")
+    run("grade", "add-one")  # the stub fails: back for review in a day
+    listed = run("review", "--list")
+    assert listed.exit_code == 0, listed.output
+    [line] = [line for line in listed.stdout.splitlines() if line.startswith("add-one")]
+    assert "code" in line and "in 24 h" in line and "not passed yet" in line
+    assert "nothing is due" in listed.stdout
+    assert run("review").stdout == listed.stdout  # nothing due: no loop, the same schedule
+
+
+def test_progress_shows_practice_time_and_the_interview_history(mlprep_home: Path) -> None:
+    from datetime import UTC, datetime
+
+    from mlprep.store import Interview, InterviewItem
+
+    with Store.open_default() as store:
+        store.record_practice_time("add-one", "watch", datetime.now(UTC), 125.0)
+        store.record_interview(Interview(
+            "2030-05-01T09:00:00+00:00", "2030-05-01T09:45:00+00:00", 45.0, 7, None, "time", "/x",
+            (InterviewItem("add-one", "code", "pass", (), 60.0, 0, None), InterviewItem("reverse-words", "code", "fail", ("floats",), 90.0, 1, None)),
+        ))
+    result = run("progress")
+    assert result.exit_code == 0, result.output
+    [basics] = [line for line in result.stdout.splitlines() if line.startswith("basics ")]
+    assert "2m 05s" in basics
+    [interview] = [line for line in result.stdout.splitlines() if line.startswith("2030-05-01T09:00:00")]
+    assert "1/2" in interview and "time up" in interview and "add-one, reverse-words" in interview
+    assert "time practised: 2m 05s" in result.stdout
+
+
+def test_interview_and_watch_usage_errors() -> None:
+    topic = run("interview", "--topic", "basic")
+    assert topic.exit_code == ExitStatus.USAGE and "did you mean 'basics'" in topic.stderr
+    minutes = run("interview", "--minutes", "0")
+    assert minutes.exit_code == ExitStatus.USAGE and "must be more than 0" in minutes.stderr
+    unknown = run("watch", "add-on")
+    assert unknown.exit_code == ExitStatus.USAGE and "did you mean 'add-one'" in unknown.stderr

@@ -4,6 +4,7 @@ import multiprocessing
 import sqlite3
 import sys
 import threading
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from mlprep import store as store_module
 from mlprep.errors import ExitStatus
 from mlprep.results import CheckResult, GradeResult
-from mlprep.store import MIGRATIONS, Store, StoreError
+from mlprep.store import MIGRATIONS, Interview, InterviewItem, Store, StoreError
 
 
 def make_result(exercise_id: str = "adamw", status: str = "fail", *, internal_error: bool = False, tag: str = "") -> GradeResult:
@@ -102,11 +103,11 @@ def test_a_new_migration_step_upgrades_an_old_store_and_keeps_its_data(tmp_path:
     path = tmp_path / "progress.sqlite3"
     with Store(path) as old:
         old.record_grade(make_result(), source="workspace", path=None)
-        assert old.schema_version == 1
+        assert old.schema_version == len(MIGRATIONS)
     steps = [*MIGRATIONS, ("ALTER TABLE grades ADD COLUMN note TEXT", "UPDATE grades SET note = 'migrated'")]
     monkeypatch.setattr(store_module, "MIGRATIONS", steps)
     with Store(path) as new:
-        assert new.schema_version == 2
+        assert new.schema_version == len(MIGRATIONS) + 1
         assert new._db.execute("SELECT note FROM grades").fetchall() == [("migrated",)]
         assert len(new.grades()) == 1
 
@@ -119,7 +120,7 @@ def test_a_failing_migration_step_changes_nothing(tmp_path: Path, monkeypatch: p
     with pytest.raises(StoreError):
         Store(path)
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+    assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
     assert db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'extra'").fetchone()[0] == 0
     db.close()
 
@@ -159,7 +160,7 @@ def _write_grades(path: str, writer: int, barrier: multiprocessing.synchronize.B
             opened.record_attempt(f"ex{writer}", Path(path).parent / f"w{writer}-{i}.py")
 
 
-def _take_hint(path: str, barrier: multiprocessing.synchronize.Barrier, out: multiprocessing.Queue) -> None:
+def _take_hint(path: str, out: multiprocessing.Queue, barrier: multiprocessing.synchronize.Barrier) -> None:
     barrier.wait()
     with Store(Path(path)) as opened:
         out.put(opened.take_hint("adamw", 3))
@@ -209,19 +210,103 @@ def test_concurrent_threads_lose_no_grades(tmp_path: Path) -> None:
     _assert_every_grade_landed(path, WRITERS)
 
 
-def test_concurrent_hint_requests_never_show_the_same_hint_twice(tmp_path: Path) -> None:
+def _run_at_once(processes: int, target: object, *args: object) -> None:
+    """Run target(*args, barrier) in `processes` processes released together; each must exit 0."""
     context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
-    path = tmp_path / "progress.sqlite3"
-    Store(path).close()
-    processes = 5
     barrier = context.Barrier(processes)
-    out = context.Queue()
-    workers = [context.Process(target=_take_hint, args=(str(path), barrier, out)) for _ in range(processes)]
+    workers = [context.Process(target=target, args=(*args, barrier)) for _ in range(processes)]
     for worker in workers:
         worker.start()
     for worker in workers:
         worker.join(timeout=120)
     assert [w.exitcode for w in workers] == [0] * processes
+
+
+def test_concurrent_hint_requests_never_show_the_same_hint_twice(tmp_path: Path) -> None:
+    path = tmp_path / "progress.sqlite3"
+    Store(path).close()
+    processes = 5
+    out = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn").Queue()
+    _run_at_once(processes, _take_hint, str(path), out)
     taken = [out.get(timeout=10) for _ in range(processes)]
     assert sorted(t for t in taken if t is not None) == [0, 1, 2]
     assert taken.count(None) == processes - 3
+
+
+# -- the practice loop's records (step 2) ----------------------------------------------------------
+
+
+MOMENT = datetime(2030, 5, 1, 9, 30, tzinfo=UTC)
+
+
+def test_a_store_of_the_first_schema_gains_the_practice_tables_and_keeps_its_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "progress.sqlite3"
+    monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS[:1])
+    with Store(path) as old:
+        old.record_grade(make_result(), source="workspace", path=None)
+        assert old.schema_version == 1
+    monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS)
+    with Store(path) as new:
+        assert new.schema_version == 2
+        assert len(new.grades()) == 1
+        new.record_review("code", "adamw", 5, MOMENT)
+        assert new.review_states()[("code", "adamw")].repetitions == 1
+
+
+def test_record_review_follows_sm2_and_logs_every_review(store: Store) -> None:
+    first = store.record_review("code", "adamw", 5, MOMENT)
+    assert (first.repetitions, first.interval_days, first.due_at) == (1, 1.0, MOMENT + timedelta(days=1))
+    second = store.record_review("code", "adamw", 4, MOMENT + timedelta(days=1))
+    assert (second.repetitions, second.interval_days) == (2, 6.0)
+    missed = store.record_review("code", "adamw", 1, MOMENT + timedelta(days=7))
+    assert (missed.repetitions, missed.interval_days) == (0, 1.0)
+    assert store.review_states() == {("code", "adamw"): missed}
+    assert store.reviews_done() == 3
+
+
+def _review_once(path: str, barrier: multiprocessing.synchronize.Barrier) -> None:
+    barrier.wait()
+    with Store(Path(path)) as opened:
+        opened.record_review("code", "adamw", 5, MOMENT)
+
+
+def test_concurrent_reviews_of_one_item_each_build_on_the_last(tmp_path: Path) -> None:
+    path = tmp_path / "progress.sqlite3"
+    Store(path).close()
+    processes = 4
+    _run_at_once(processes, _review_once, str(path))
+    with Store(path) as opened:
+        assert opened.review_states()[("code", "adamw")].repetitions == processes  # no review read a state another was replacing
+        assert opened.reviews_done() == processes
+
+
+def test_latest_grades_ignore_internal_errors(store: Store) -> None:
+    store.record_grade(make_result("knn", "fail"), source="file", path=None)
+    store.record_grade(make_result("knn", "pass"), source="workspace", path=None)
+    store.record_grade(make_result("knn", "fail", internal_error=True), source="workspace", path=None)
+    store.record_grade(make_result("adamw", "fail"), source="interview", path=None)
+    assert {e: s for e, (_, s) in store.latest_grades().items()} == {"knn": "pass", "adamw": "fail"}
+
+
+def test_practice_time_adds_up_per_exercise(store: Store) -> None:
+    store.record_practice_time("knn", "watch", MOMENT, 30.0)
+    store.record_practice_time("knn", "interview", MOMENT, 12.5)
+    store.record_practice_time("adamw", "review", MOMENT, 5.0)
+    assert store.practice_seconds() == {"adamw": 5.0, "knn": 42.5}
+    with pytest.raises(ValueError, match="mode"):
+        store.record_practice_time("knn", "daydreaming", MOMENT, 1.0)
+
+
+def test_interviews_round_trip_newest_first(store: Store) -> None:
+    grade_id = store.record_grade(make_result("knn", "pass"), source="interview", path=None)
+    items = (
+        InterviewItem("knn", "code", "pass", (), 61.0, 0, grade_id),
+        InterviewItem("adamw", "code", "fail", ("float64 lockstep",), 300.5, 2, None),
+    )
+    first = Interview("2030-05-01T09:00:00+00:00", "2030-05-01T09:45:00+00:00", 45.0, 7, None, "time", "/x", items)
+    second = Interview("2030-05-02T09:00:00+00:00", "2030-05-02T09:10:00+00:00", 10.0, 8, "optimisation", "quit", "/y", ())
+    ids = [store.record_interview(first), store.record_interview(second)]
+    recorded = store.interviews()
+    assert [i.id for i in recorded] == ids[::-1]
+    assert recorded[1].items == items and recorded[1].passed == 1
+    assert (recorded[0].topic, recorded[0].ended_by, recorded[0].items) == ("optimisation", "quit", ())

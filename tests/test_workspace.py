@@ -96,14 +96,16 @@ def test_backups_are_exact_and_never_overwrite_each_other(tmp_path: Path) -> Non
     assert target.read_bytes() == content
 
 
-def test_editor_command_prefers_visual_and_splits_like_a_shell(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_editor_command_prefers_the_setting_then_visual_and_splits_like_a_shell(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("VISUAL", raising=False)
     monkeypatch.delenv("EDITOR", raising=False)
     assert workspace.editor_command() is None
     monkeypatch.setenv("EDITOR", "nano -w")
-    assert workspace.editor_command() == ["nano", "-w"]
+    assert workspace.editor_command() == (["nano", "-w"], "$EDITOR")
     monkeypatch.setenv("VISUAL", "'/opt/my editor/bin/code' --wait")
-    assert workspace.editor_command() == ["/opt/my editor/bin/code", "--wait"]
+    assert workspace.editor_command() == (["/opt/my editor/bin/code", "--wait"], "$VISUAL")
+    assert workspace.editor_command("code -w") == (["code", "-w"], "the editor setting")
+    assert workspace.editor_command("  ") == (["/opt/my editor/bin/code", "--wait"], "$VISUAL")
     monkeypatch.setenv("VISUAL", "'unclosed")
     with pytest.raises(MlprepError, match="VISUAL"):
         workspace.editor_command()

@@ -1,0 +1,138 @@
+"""Mock interviews: pick a mostly unseen mix, run it in the practice loop against a countdown, then
+grade everything once more and keep a report (in the store, and as report.json in its folder).
+
+Each interview works in its own folder (<workspace>/interviews/<UTC time>), on fresh stubs: the
+learner's practice attempts are never touched, and never handed to them as a head start.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mlprep.bank import Bank, Exercise
+from mlprep.clock import Clock, iso
+from mlprep.errors import MlprepError
+from mlprep.store import Interview, InterviewItem, Store
+
+if TYPE_CHECKING:
+    from mlprep.watch import LoopOutcome
+
+TIERS = ("todo", "attempted", "passed")  # unseen first: an interview is about what you have not practised
+
+
+def pick_exercises(exercises: Sequence[Exercise], statuses: dict[str, str], *, count: int, topic: str | None, rng: random.Random) -> list[Exercise]:
+    """`count` exercises (fewer if the bank has fewer), unseen ones first; within each tier the
+    kinds take turns, so a bank with code and quiz exercises gives a mix of both."""
+    candidates = [e for e in exercises if topic is None or e.topic == topic]
+    picked: list[Exercise] = []
+    for tier in TIERS:
+        by_kind: dict[str, list[Exercise]] = {}
+        for exercise in candidates:
+            if statuses.get(exercise.id, "todo") == tier:
+                by_kind.setdefault(exercise.kind, []).append(exercise)
+        for group in by_kind.values():
+            rng.shuffle(group)
+        kinds = sorted(by_kind)
+        rng.shuffle(kinds)
+        while any(by_kind.values()):
+            for kind in kinds:
+                if by_kind[kind]:
+                    picked.append(by_kind[kind].pop())
+    picked = picked[:count]
+    rng.shuffle(picked)  # the unseen ones need not come first on the day
+    return picked
+
+
+def interview_folder(workspace: Path, clock: Clock) -> Path:
+    base = workspace / "interviews" / clock.now().strftime("%Y%m%dT%H%M%SZ")
+    folder, n = base, 1
+    while folder.exists():
+        n += 1
+        folder = base.with_name(f"{base.name}-{n}")
+    return folder
+
+
+def finish_interview(
+    store: Store,
+    outcome: LoopOutcome,
+    *,
+    started_at: str,
+    clock: Clock,
+    minutes: float,
+    seed: int,
+    topic: str | None,
+    folder: Path,
+    grade: Callable[[Exercise, Path], object] | None,
+    on_graded: Callable[[Exercise], None] = lambda _exercise: None,
+) -> Interview:
+    """Grade every exercise of the interview as it is now (reusing the loop's grade when the file has
+    not changed since), record the interview, write report.json; return it. `grade` None: no
+    final grading (after SIGTERM), the loop's latest grades stand."""
+    rows = []
+    for item in outcome.items:
+        result, grade_id = item.result, item.grade_id
+        if grade is not None and item.path is not None and item.path.is_file():
+            content = item.path.read_bytes()
+            if result is None or content != item.graded_content:
+                result = grade(item.exercise, item.path)
+                grade_id = store.record_grade(result, source="interview", path=item.path)
+            on_graded(item.exercise)
+        if result is None:
+            rows.append(InterviewItem(item.exercise.id, item.exercise.kind, "not graded", (), round(item.seconds, 1), item.hints_used, None))
+            continue
+        failed = tuple(c.name for c in result.failed_checks())
+        status = "internal error" if result.internal_error else result.status
+        rows.append(InterviewItem(item.exercise.id, item.exercise.kind, status, failed, round(item.seconds, 1), item.hints_used, grade_id))
+    interview = Interview(started_at, iso(clock.now()), minutes, seed, topic, "time" if outcome.ended_by == "time" else "quit", str(folder), tuple(rows))
+    interview_id = store.record_interview(interview)
+    interview = dataclasses.replace(interview, id=interview_id)
+    write_report(interview, folder / "report.json")
+    return interview
+
+
+def review_next(interview: Interview, bank: Bank) -> list[str]:
+    """What to look at next, most useful first: what did not pass, then what passed only with hints."""
+    lines = []
+    known = {e.id: e for e in bank.exercises}
+    for item in interview.items:
+        if item.status != "pass":
+            first = f": first failed check: {item.checks_failed[0]}" if item.checks_failed else ""
+            lines.append(f"{item.exercise_id} did not pass{first} — `mlprep attempt {item.exercise_id}` to work on it, or `mlprep review` tomorrow")
+    for item in interview.items:
+        if item.status == "pass" and item.hints_used:
+            lines.append(f"{item.exercise_id} passed with {item.hints_used} hint{'s' * (item.hints_used > 1)} — redo it without them in a few days")
+    weak = sorted({known[i.exercise_id].topic for i in interview.items if i.status != "pass" and i.exercise_id in known})
+    if weak:
+        lines.append(f"topics to revisit: {', '.join(weak)} (`mlprep list --topic {weak[0]}`)")
+    return lines
+
+
+def report_dict(interview: Interview) -> dict:
+    return {
+        "id": interview.id,
+        "started_at": interview.started_at,
+        "finished_at": interview.finished_at,
+        "minutes": interview.minutes,
+        "seed": interview.seed,
+        "topic": interview.topic,
+        "ended_by": interview.ended_by,
+        "passed": interview.passed,
+        "exercises": [
+            {"id": i.exercise_id, "kind": i.kind, "status": i.status, "checks_failed": list(i.checks_failed), "seconds": i.seconds, "hints_used": i.hints_used}
+            for i in interview.items
+        ],
+    }
+
+
+def write_report(interview: Interview, path: Path) -> None:
+    from mlprep.workspace import atomic_write
+
+    try:
+        atomic_write(path, json.dumps(report_dict(interview), indent=2) + "\n")
+    except OSError as exc:
+        raise MlprepError(f"the interview is recorded, but its report could not be written to {path}: {exc.strerror or exc}") from None

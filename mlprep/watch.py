@@ -1,0 +1,677 @@
+"""The practice loop: regrade on every save, single-key commands, a countdown for interviews.
+
+    PracticeLoop(store, bank, items, policy, ...).run() -> LoopOutcome
+
+Three threads, one owner of everything: the main thread runs the loop (reads keys, draws the
+screen, writes the store: a SQLite connection belongs to one thread); a FileWatcher thread turns
+saves into events; a Regrader thread runs grade_file (it spawns a sandbox and can take seconds, so
+the screen says "Checking…" at once and never freezes). Both threads only post events to a queue.
+
+The terminal: keys are read in cbreak mode (no Enter, no echo; Ctrl-C and Ctrl-Z still signals), and
+the saved settings are restored on every way out: q, Ctrl-C, an exception, SIGTERM (and re-applied
+after Ctrl-Z / fg). When stdin is not a terminal, its characters are still read as keys (a pipe of
+"r\\nq\\n" works), and a note says so.
+
+The learner's errors (a syntax error, a crash, a hang) are grades like any other: the loop never
+exits on them. A defect in mlprep while grading is shown on the screen, and the loop goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import select
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from rich.console import Console
+from rich.text import Text
+
+from mlprep.bank import Bank, Exercise
+from mlprep.clock import Clock
+from mlprep.errors import MlprepError
+from mlprep.store import Store
+
+if TYPE_CHECKING:
+    from mlprep.results import GradeResult
+
+ESCAPE_SEQUENCE = re.compile(r"\x1b(\[[0-9;?]*[ -/]*[@-~]|O.|.)?")
+TICK_S = 0.1  # how often the loop looks at the event queue and the countdown
+DEBOUNCE_MS = 800  # watchfiles groups the events of one save (write, rename, chmod) into one
+
+
+# -- events posted to the loop ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Changed:
+    path: Path
+
+
+@dataclass(frozen=True)
+class WatchFailed:
+    reason: str
+
+
+@dataclass(frozen=True)
+class Graded:
+    item: LoopItem
+    content: bytes  # what was read just before grading (for reusing the grade when nothing changed)
+    result: GradeResult
+
+
+@dataclass(frozen=True)
+class GradeCrashed:
+    item: LoopItem
+    reason: str
+
+
+# -- the loop's model ------------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class LoopItem:
+    """One exercise in the loop, with what happened to it here."""
+
+    exercise: Exercise
+    path: Path | None = None  # set when the loop first enters it (policy.prepare)
+    result: GradeResult | None = None
+    graded_content: bytes | None = None
+    grade_id: int | None = None
+    checking: bool = False
+    passed: bool = False  # a pass was graded in this loop
+    hints_used: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class LoopPolicy:
+    """What differs between watch mode, an interview and a review.
+
+    mode: "watch", "interview" or "review" (the store's practice-time mode);
+    source: the store's grade source; free_navigation: n and p move without a pass (else n only
+    after a pass); solutions: s shows the reference after a pass; deadline: the clock's monotonic
+    time at which the loop ends; prepare: gives the entered exercise its file; follow: the exercise
+    that n moves to past the end of the items (watch mode: the next one in the suggested order)."""
+
+    mode: str
+    source: str
+    prepare: Callable[[Exercise], Path]
+    free_navigation: bool = False
+    solutions: bool = True
+    deadline: float | None = None
+    confirm_quit: bool = False
+    follow: Callable[[Exercise], Exercise | None] | None = None
+    editor: str | None = None  # the editor setting (mlprep config); $VISUAL/$EDITOR otherwise
+
+
+@dataclass
+class LoopOutcome:
+    ended_by: str  # "quit", "time", "interrupt" (Ctrl-C), "terminate" (SIGTERM), "stdin" (closed, with --manual-run)
+    items: list[LoopItem] = field(default_factory=list)
+
+
+class Terminated(Exception):
+    """SIGTERM arrived: leave the loop the clean way (terminal restored, time recorded)."""
+
+
+# -- the terminal ----------------------------------------------------------------------------------
+
+
+class Keys:
+    """Key presses from stdin. On a terminal: cbreak mode while open, the saved settings restored
+    on close. Elsewhere (a pipe, a file): its characters are keys too; at its end, keys stop."""
+
+    def __init__(self, stream: TextIO):
+        try:
+            self.fd: int | None = stream.fileno()
+        except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+            self.fd = None
+        self.is_terminal = self.fd is not None and os.isatty(self.fd)
+        self.closed = self.fd is None
+        self._saved: list[Any] | None = None
+
+    def __enter__(self) -> Keys:
+        self.raw_mode()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.restore()
+
+    def raw_mode(self) -> None:
+        if self.is_terminal:
+            import termios
+            import tty
+
+            if self._saved is None:
+                self._saved = termios.tcgetattr(self.fd)
+            tty.setcbreak(self.fd, termios.TCSANOW)
+
+    def restore(self) -> None:
+        if self._saved is not None:
+            import termios
+
+            termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
+
+    @contextmanager
+    def suspended(self) -> Iterator[None]:
+        """The terminal as the learner left it (for an editor), then back to cbreak."""
+        self.restore()
+        try:
+            yield
+        finally:
+            self.raw_mode()
+
+    def read(self, timeout_s: float) -> str:
+        """The keys pressed within `timeout_s` ("" if none)."""
+        if self.closed:
+            return ""
+        ready, _, _ = select.select([self.fd], [], [], timeout_s)
+        if not ready:
+            return ""
+        data = os.read(self.fd, 64)
+        if not data:
+            self.closed = True
+            return ""
+        # Arrow and function keys arrive as escape sequences ("\x1b[A"): not keys of the loop.
+        return ESCAPE_SEQUENCE.sub("", data.decode("utf-8", errors="ignore"))
+
+
+# -- the file watcher and the grader thread --------------------------------------------------------
+
+
+class FileWatcher:
+    """Posts Changed when `path` is saved. Editors often save by writing another file and renaming
+    it over the old one (vim, VS Code), which a watch on the file itself would miss after the first
+    save: so the folder is watched, and its events filtered to the file's name."""
+
+    def __init__(self, path: Path, post: Callable[[object], None]):
+        self.path = path
+        self._post = post
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"mlprep-watch-{path.name}", daemon=True)
+
+    def start(self) -> FileWatcher:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        try:
+            import watchfiles
+
+            name = self.path.name
+            for _ in watchfiles.watch(
+                self.path.parent,
+                watch_filter=lambda _change, changed: os.path.basename(changed) == name,
+                debounce=DEBOUNCE_MS,
+                stop_event=self._stop,
+                recursive=False,
+                raise_interrupt=False,
+            ):
+                self._post(Changed(self.path))
+        except Exception as exc:  # noqa: BLE001 - inotify limits, a vanished folder, a file system without events
+            self._post(WatchFailed(f"{type(exc).__name__}: {exc}"))
+
+
+class Regrader:
+    """Grades one item at a time in a worker thread. Requests that arrive while a grade runs
+    collapse into exactly one more grade after it (of the latest requested item), never a pile."""
+
+    def __init__(self, grade: Callable[[Exercise, Path], GradeResult], post: Callable[[object], None]):
+        self._grade = grade
+        self._post = post
+        self._lock = threading.Lock()
+        self._wanted = threading.Event()
+        self._target: LoopItem | None = None
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="mlprep-grader", daemon=True)
+
+    def start(self) -> Regrader:
+        self._thread.start()
+        return self
+
+    def request(self, item: LoopItem) -> None:
+        with self._lock:
+            self._target = item
+            self._wanted.set()
+
+    def stop(self) -> None:
+        # A grade in flight is not waited for: its sandbox has its own time limit, and the thread is a daemon.
+        self._stopping = True
+        self._wanted.set()
+
+    def _run(self) -> None:
+        while True:
+            self._wanted.wait()
+            with self._lock:
+                if self._stopping:
+                    return
+                item = self._target
+                self._wanted.clear()
+            assert item is not None and item.path is not None
+            try:
+                content = item.path.read_bytes()
+            except OSError as exc:
+                self._post(GradeCrashed(item, f"cannot read {item.path} ({exc.strerror or exc}); save the file again"))
+                continue
+            try:
+                self._post(Graded(item, content, self._grade(item.exercise, item.path)))
+            except Exception as exc:  # noqa: BLE001 - a defect in mlprep: shown, and the loop goes on
+                self._post(GradeCrashed(item, f"internal error in mlprep while grading (not your code): {type(exc).__name__}: {exc}"))
+
+
+def grade_exercise(exercise: Exercise, path: Path) -> GradeResult:
+    from mlprep.engine import grade_file  # heavy (numpy, torch): imported by the grader thread on its first grade
+
+    return grade_file(exercise, path)
+
+
+# -- the loop --------------------------------------------------------------------------------------
+
+
+class PracticeLoop:
+    def __init__(
+        self,
+        store: Store,
+        bank: Bank,
+        items: list[LoopItem],
+        policy: LoopPolicy,
+        *,
+        clock: Clock,
+        console: Console,
+        stdin: TextIO | None = None,
+        manual: bool = False,
+        grade: Callable[[Exercise, Path], GradeResult] = grade_exercise,
+        open_editor_first: bool = False,
+    ):
+        if not items:
+            raise MlprepError("nothing to practise")
+        self.store = store
+        self.bank = bank
+        self.items = items
+        self.policy = policy
+        self.clock = clock
+        self.console = console
+        self.keys = Keys(stdin if stdin is not None else sys.stdin)
+        self.manual = manual
+        self.open_editor_first = open_editor_first
+        self.events: queue.Queue[object] = queue.Queue()
+        self.regrader = Regrader(grade, self.events.put)
+        self.watcher: FileWatcher | None = None
+        self.index = 0
+        self.notes: list[Text] = []
+        self.pending_quit = False
+        self._entered_at = 0.0
+        self._entered_wall = clock.now()
+        self._footer = ""
+        self._resumed = False
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def run(self) -> LoopOutcome:
+        previous_term = signal.getsignal(signal.SIGTERM)
+        previous_cont = signal.getsignal(signal.SIGCONT)
+
+        def on_term(_signum: int, _frame: object) -> None:
+            raise Terminated()
+
+        def on_cont(_signum: int, _frame: object) -> None:
+            self._resumed = True  # handled by the loop, not here: a handler may interrupt a redraw or a store write
+
+        signal.signal(signal.SIGTERM, on_term)
+        signal.signal(signal.SIGCONT, on_cont)
+        self.regrader.start()
+        ended_by = "quit"
+        try:
+            with self.keys:
+                self.enter(0)
+                if self.open_editor_first:
+                    self.open_editor()
+                ended_by = self.loop()
+        except KeyboardInterrupt:
+            ended_by = "interrupt"
+        except Terminated:
+            ended_by = "terminate"
+        finally:
+            signal.signal(signal.SIGTERM, previous_term)
+            signal.signal(signal.SIGCONT, previous_cont)
+            self.regrader.stop()
+            if self.watcher is not None:
+                self.watcher.stop()
+            self.leave()
+            if self.console.is_terminal:
+                self.console.print()  # off the key bar's line
+        return LoopOutcome(ended_by, self.items)
+
+    def loop(self) -> str:
+        if not self.keys.is_terminal:
+            self.note("stdin is not a terminal: its characters are read as keys (e.g. `printf 'r\\nq\\n' | mlprep watch ID`)", style="yellow")
+        while True:
+            if self.policy.deadline is not None and self.clock.monotonic() >= self.policy.deadline:
+                return "time"
+            was_open = not self.keys.closed
+            pressed = self.keys.read(TICK_S) if was_open else self._wait_for_event(TICK_S)
+            for key in pressed:
+                ended = self.on_key(key)
+                if ended:
+                    return ended
+            if was_open and self.keys.closed:
+                if self.manual:
+                    return "stdin"  # nothing can happen any more: no keys, no watcher
+                self.note("stdin is closed: keys are off; still regrading on save (Ctrl-C quits)", style="yellow")
+            if self._resumed:  # after Ctrl-Z and fg the shell has put the terminal back in its own mode
+                self._resumed = False
+                self.keys.raw_mode()
+                self.redraw()
+            while True:
+                try:
+                    event = self.events.get_nowait()
+                except queue.Empty:
+                    break
+                self.on_event(event)
+            self.update_countdown()
+
+    def _wait_for_event(self, timeout_s: float) -> str:
+        try:
+            self.events.put(self.events.get(timeout=timeout_s))  # back in the queue, in order: handled just after
+        except queue.Empty:
+            pass
+        return ""
+
+    # -- moving between items ----------------------------------------------------------------
+
+    @property
+    def item(self) -> LoopItem:
+        return self.items[self.index]
+
+    def enter(self, index: int) -> None:
+        self.index = index
+        item = self.item
+        if item.path is None:
+            item.path = self.policy.prepare(item.exercise)
+        self._entered_at = self.clock.monotonic()
+        self._entered_wall = self.clock.now()
+        if self.watcher is not None:
+            self.watcher.stop()
+            self.watcher = None
+        if not self.manual:
+            self.watcher = FileWatcher(item.path, self.events.put).start()
+        if item.result is None and not self._is_untouched_stub(item):
+            self.regrade()  # work already there: show where it stands
+        else:
+            self.redraw()
+
+    def leave(self) -> None:
+        """Count the time spent on the current item (in memory and in the store)."""
+        seconds = max(0.0, self.clock.monotonic() - self._entered_at)
+        self.item.seconds += seconds
+        self._entered_at = self.clock.monotonic()
+        if seconds >= 1:
+            self.store.record_practice_time(self.item.exercise.id, self.policy.mode, self._entered_wall, seconds)
+
+    def move(self, step: int) -> None:
+        self.leave()
+        self.notes = []
+        self.enter(self.index + step)
+
+    def _is_untouched_stub(self, item: LoopItem) -> bool:
+        try:
+            return item.path.read_bytes() == item.exercise.stub().encode("utf-8")
+        except OSError:
+            return True
+
+    # -- keys --------------------------------------------------------------------------------
+
+    def key_help(self) -> list[tuple[str, str, bool]]:
+        keys = [("h", "hint", True)]
+        if self.policy.free_navigation:
+            keys += [("p", "previous", self.index > 0), ("n", "next", self.index < len(self.items) - 1)]
+        else:
+            keys += [("n", "next", self.passed_here())]
+        keys += [("l", "list", True)]
+        if self.policy.solutions:
+            keys += [("s", "solution", self.passed_here())]
+        keys += [("r", "regrade", True), ("e", "edit", True), ("q", "end the interview" if self.policy.confirm_quit else "quit", True)]
+        return keys
+
+    def passed_here(self) -> bool:
+        """The current exercise passes: its latest grade in this loop, or before the loop if it has none."""
+        item = self.item
+        if item.result is not None:
+            return item.result.passed
+        return self.policy.mode == "watch" and self.store.has_passed(item.exercise.id)
+
+    def on_key(self, key: str) -> str | None:
+        """Handle one key; return how the loop ends, or None to go on."""
+        if key in "\r\n\t ":
+            return None
+        if self.pending_quit:
+            self.pending_quit = False
+            if key == "q":
+                return "quit"
+            self.note("the interview goes on")
+            return None
+        key = key.lower()
+        if key == "q":
+            if self.policy.confirm_quit:
+                self.pending_quit = True
+                self.note("end the interview now and grade everything? press q again to end, any other key to go on", style="bold yellow")
+                return None
+            return "quit"
+        if key == "h":
+            self.take_hint()
+        elif key == "n":
+            self.next_item()
+        elif key == "p" and self.policy.free_navigation:
+            if self.index > 0:
+                self.move(-1)
+            else:
+                self.note("this is the first exercise")
+        elif key == "l":
+            self.show_list()
+        elif key == "s" and self.policy.solutions:
+            self.show_solution()
+        elif key == "r":
+            self.regrade()
+        elif key == "e":
+            self.open_editor()
+        else:
+            self.note(f"no key {key!r}: " + ", ".join(f"{k} {label}" for k, label, _ in self.key_help()), style="dim")
+        return None
+
+    def take_hint(self) -> None:
+        hints = self.item.exercise.hints
+        if not hints:
+            self.note(f"{self.item.exercise.id} has no hints")
+            return
+        index = self.store.take_hint(self.item.exercise.id, len(hints))
+        if index is None:
+            self.note(f"all {len(hints)} hints are shown above")
+        else:
+            self.item.hints_used += 1
+            self.redraw()
+
+    def next_item(self) -> None:
+        if self.policy.free_navigation:
+            if self.index < len(self.items) - 1:
+                self.move(+1)
+            else:
+                self.note("this is the last exercise" + (" (q ends the interview)" if self.policy.confirm_quit else ""))
+            return
+        if not self.passed_here():
+            self.note(f"n moves on once {self.item.exercise.id} passes (h for a hint)", style="yellow")
+            return
+        if self.index < len(self.items) - 1:
+            self.move(+1)
+            return
+        following = self.policy.follow(self.item.exercise) if self.policy.follow is not None else None
+        if following is None:
+            self.note("no exercise left to move on to: every other one is passed", style="green")
+            return
+        self.items.append(LoopItem(following))
+        self.move(+1)
+
+    def show_list(self) -> None:
+        from mlprep.render import exercise_table, loop_items_table
+
+        if self.policy.mode == "watch":
+            table = exercise_table(self.bank.exercises, self.store.statuses())
+        else:
+            rows = []
+            for item in self.items:
+                status = "not graded" if item.result is None else item.result.status
+                rows.append((item.exercise.id + (" ◀" if item is self.item else ""), item.exercise.title, status))
+            table = loop_items_table(rows)
+        self.redraw(lambda: self.console.print(table))
+
+    def show_solution(self) -> None:
+        if not self.passed_here():
+            self.note(f"the solution opens once {self.item.exercise.id} passes", style="yellow")
+            return
+        import difflib
+
+        from mlprep.render import render_solution
+
+        exercise = self.item.exercise
+        self.store.record_reveal(exercise.id, forced=False)
+        reference = exercise.reference_path.read_text(encoding="utf-8")
+        mine = self.item.path.read_text(encoding="utf-8", errors="replace")
+        diff = "".join(difflib.unified_diff(
+            mine.splitlines(keepends=True), reference.splitlines(keepends=True), fromfile=f"your attempt ({self.item.path.name})", tofile="reference",
+        ))
+        self.redraw(lambda: render_solution(self.console, reference, diff, attempt=str(self.item.path)))
+
+    def open_editor(self) -> None:
+        from mlprep.workspace import open_in_editor
+
+        try:
+            with self.keys.suspended():
+                status = open_in_editor(self.item.path, self.policy.editor)
+        except MlprepError as exc:
+            self.note(exc.message, style="yellow")
+            return
+        if status != 0:
+            self.note(f"the editor exited with status {status}", style="yellow")
+        self.regrade()  # the watcher may be off (--manual-run), and a terminal editor hid the screen
+
+    # -- grading -----------------------------------------------------------------------------
+
+    def regrade(self) -> None:
+        self.item.checking = True
+        self.redraw()  # "Checking…" now; the grade arrives as an event
+        self.regrader.request(self.item)
+
+    def on_event(self, event: object) -> None:
+        if isinstance(event, Changed):
+            if event.path == self.item.path:
+                self.regrade()
+        elif isinstance(event, WatchFailed):
+            self.watcher = None
+            self.note(f"watching {self.item.path} failed ({event.reason}): press r to regrade after a save, "
+                      "or start with --manual-run where change events don't arrive", style="bold yellow")
+        elif isinstance(event, Graded):
+            self.on_graded(event)
+        elif isinstance(event, GradeCrashed):
+            event.item.checking = False
+            self.note(event.reason, style="bold magenta")
+
+    def on_graded(self, event: Graded) -> None:
+        item, result = event.item, event.result
+        item.checking = False
+        item.result = result
+        item.graded_content = event.content
+        item.grade_id = self.store.record_grade(result, source=self.policy.source, path=item.path)
+        item.passed = item.passed or result.passed
+        if item is not self.item:
+            return  # graded after the learner moved on: recorded, not shown
+        self.notes = []
+        if result.passed:
+            self.note_pass()
+        self.redraw()
+
+    def note_pass(self) -> None:
+        exercise = self.item.exercise
+        note = Text(f"✓ {exercise.id} passes", style="bold green")
+        if self.policy.solutions:
+            note.append(" · s: the reference solution and your diff", style="green")
+        if self.policy.free_navigation:
+            if self.index < len(self.items) - 1:
+                note.append(" · n: the next exercise", style="green")
+        else:
+            following = self.items[self.index + 1].exercise if self.index < len(self.items) - 1 else (
+                self.policy.follow(exercise) if self.policy.follow is not None else None)
+            if following is not None:
+                note.append(f" · n: next in the suggested order: {following.id} ({following.title})", style="green")
+            else:
+                note.append(" · every other exercise is passed too", style="green")
+        self.notes.append(note)
+
+    # -- drawing -----------------------------------------------------------------------------
+
+    def note(self, message: str, style: str = "") -> None:
+        self.notes = [*self.notes[-2:], Text(message, style=style)]
+        self.redraw()
+
+    def redraw(self, extra: Callable[[], None] | None = None) -> None:
+        """The whole screen again; `extra` draws what a key asked for (the list, the solution) above the key bar."""
+        from mlprep.render import render_loop_screen
+
+        item = self.item
+        if item.passed:
+            status = "passed"
+        elif self.policy.mode == "watch":
+            status = self.store.statuses().get(item.exercise.id, "todo")
+        else:  # an interview's or a review's own file: only what happened here counts
+            status = "todo" if item.result is None else "attempted"
+        shown = self.store.hints_shown().get(item.exercise.id, 0)
+        self.console.clear()
+        render_loop_screen(
+            self.console,
+            exercise=item.exercise,
+            status=status,
+            path=str(item.path),
+            position=f"{self.index + 1}/{len(self.items)}" if self.policy.free_navigation else None,
+            result=item.result,
+            checking=item.checking,
+            hints=item.exercise.hints[:shown],
+            notes=self.notes,
+        )
+        if extra is not None:
+            extra()
+        self.draw_footer()
+
+    def countdown(self) -> str | None:
+        if self.policy.deadline is None:
+            return None
+        from mlprep.render import countdown_text
+
+        return countdown_text(self.policy.deadline - self.clock.monotonic())
+
+    def draw_footer(self) -> None:
+        from mlprep.render import key_bar
+
+        self._footer = self.countdown() or ""
+        if self.console.is_terminal:
+            # One column short of the width: a line that fills it leaves the cursor past the margin,
+            # where the next "\r" rewrite would land on a new line.
+            self.console.print(key_bar(self.key_help(), self._footer or None), end="", width=self.console.width - 1)
+        else:
+            self.console.print(key_bar(self.key_help(), self._footer or None))
+
+    def update_countdown(self) -> None:
+        """Rewrite the key bar in place when the countdown's text changes (once a second)."""
+        if self.policy.deadline is None or not self.console.is_terminal or self.countdown() == self._footer:
+            return
+        self.console.file.write("\r\x1b[2K")
+        self.draw_footer()
+        self.console.file.flush()
