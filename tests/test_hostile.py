@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path

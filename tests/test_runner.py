@@ -2,7 +2,6 @@
 
 import re
 import shutil
-import time
 from pathlib import Path
 
 import pytest
