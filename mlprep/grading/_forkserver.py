@@ -95,6 +95,10 @@ class ForkServer:
         package_parent = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = package_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env["PYTHONDONTWRITEBYTECODE"] = "1"
+        # One BLAS / OpenMP thread per sandbox: timings compare like with like whatever else runs
+        # (a 2-thread BLAS next to a busy core can run 5x slower), and parallel grading does not
+        # oversubscribe the cores.
+        env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
         self._process = subprocess.Popen(
             [sys.executable, "-m", "mlprep.grading._forkserver", str(theirs.fileno()), *(preload or ())],
             stdin=subprocess.DEVNULL,
