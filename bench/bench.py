@@ -82,6 +82,7 @@ def main() -> int:
     home = Path(tempfile.mkdtemp(prefix="mlprep-bench-"))
     env = {**os.environ, "MLPREP_HOME": str(home), "NO_COLOR": "1"}
     env.pop("MLPREP_BANK", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as a user runs it: compiled modules cached after the first run
     mlprep = mlprep_command()
     typer_baseline = [sys.executable, "-c", "import typer"]
     torch_baseline = [sys.executable, "-c", "import torch"]

@@ -15,15 +15,14 @@ import numpy or torch, so mlprep.engine and mlprep.selfcheck are imported inside
 
 The practice loop (`attempt --watch`, `watch`, `interview`, `review`) lives in mlprep.watch; these
 commands only pick what to practise, build its LoopPolicy and report the outcome.
+
+No `from __future__ import annotations` here: typer would have to eval every annotation string of
+every command at start-up (about 10 ms of each quick command).
 """
 
-from __future__ import annotations
-
-import difflib
 import json
 import os
 import sys
-import traceback as traceback_module
 from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
@@ -112,7 +111,9 @@ class MlprepGroup(TyperGroup):
 
     def _maybe_traceback(self, exc: BaseException) -> None:
         if self.show_traceback:
-            traceback_module.print_exception(exc, file=sys.stderr)
+            import traceback
+
+            traceback.print_exception(exc, file=sys.stderr)
 
 
 app = typer.Typer(
@@ -148,13 +149,13 @@ def _global_options(
 # -- helpers ---------------------------------------------------------------------------------------
 
 
-def _stdout() -> Console:
+def _stdout() -> "Console":
     from rich.console import Console
 
     return Console(highlight=False)
 
 
-def _stderr() -> Console:
+def _stderr() -> "Console":
     from rich.console import Console
 
     return Console(stderr=True, highlight=False)
@@ -164,7 +165,7 @@ def _bank() -> Bank:
     return load_bank()
 
 
-def _clock() -> Clock:
+def _clock() -> "Clock":
     from mlprep.clock import SystemClock
 
     return SystemClock()
@@ -181,6 +182,8 @@ def _editor_setting() -> tuple[str | None, bool]:
 def _check_topic(bank: Bank, topic: str | None) -> None:
     topics = sorted({e.topic for e in bank.exercises})
     if topic is not None and topic not in topics:
+        import difflib
+
         close = difflib.get_close_matches(topic, topics, n=2, cutoff=0.5)
         suggestion = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else f"; topics: {', '.join(topics)}"
         raise MlprepError(f"no topic {topic!r}{suggestion}")
@@ -192,6 +195,8 @@ def _no_such_file(path: Path) -> MlprepError:
     folder = path.parent
     if not folder.is_dir():
         return MlprepError(f"no such file: {path} (there is no folder {folder})")
+    import difflib
+
     close = difflib.get_close_matches(path.name, [p.name for p in folder.iterdir() if p.is_file()], n=1, cutoff=0.6)
     if close:
         return MlprepError(f"no such file: {path}; did you mean {folder / close[0]}?")
@@ -241,7 +246,7 @@ def list_exercises(
     as_json: JsonOption = False,
 ) -> None:
     """List the exercises with their status (todo, attempted, passed)."""
-    from mlprep.render import exercise_table
+    from mlprep.term import Out, print_exercise_list
 
     bank = _bank()
     for name, reason in bank.broken:
@@ -259,28 +264,28 @@ def list_exercises(
             for e in rows
         ])
         return
-    console = _stdout()
+    out = Out()
     if rows:
-        console.print(exercise_table(rows, statuses))
+        print_exercise_list(out, rows, statuses)
     else:
-        console.print("no exercises match")
+        out.line("no exercises match")
 
 
 @app.command()
 def show(exercise_id: ExerciseId) -> None:
     """Show an exercise's prompt (the task, its interface and what is graded)."""
-    from mlprep.render import render_exercise
+    from mlprep.term import Out, print_exercise
 
     exercise = _bank().get(exercise_id)
     with Store.open_default() as store:
         status = store.statuses().get(exercise.id, "todo")
         recorded = store.latest_attempt(exercise.id)
-    console = _stdout()
-    render_exercise(console, exercise, status)
+    out = Out()
+    print_exercise(out, exercise, status)
     if recorded is not None and recorded.path.exists():
-        console.print(f"your attempt: {recorded.path}", markup=False, soft_wrap=True)
+        out.line(f"your attempt: {recorded.path}")
     else:
-        console.print(f"start it with: mlprep attempt {exercise.id}", markup=False, soft_wrap=True)
+        out.line(f"start it with: mlprep attempt {exercise.id}")
 
 
 ManualRunOption = Annotated[
@@ -299,25 +304,25 @@ def attempt(
 ) -> None:
     """Start an exercise: write its stub to your workspace (never over an existing attempt)."""
     from mlprep.practice import start_attempt
-    from mlprep.render import render_exercise
+    from mlprep.term import Out, print_exercise
     from mlprep.workspace import open_in_editor
 
     bank = _bank()
     exercise = bank.get(exercise_id)
     editor, auto_edit = _editor_setting()
-    console = _stdout()
     with Store.open_default() as store:
         path, created = start_attempt(store, exercise, workspace)
         if watch:
             _exit(_watch_loop(store, bank, exercise, path, workspace, editor, manual_run, edit or auto_edit))
             return
         status = store.statuses().get(exercise.id, "todo")
-    render_exercise(console, exercise, status)
+    out = Out()
+    print_exercise(out, exercise, status)
     if created:
-        console.print(f"\nwrote the stub to {path}", markup=False, soft_wrap=True)
+        out.line(f"\nwrote the stub to {path}")
     else:
-        console.print(f"\nyou already have an attempt at {path} (kept as it is; `mlprep reset {exercise.id}` starts over)", markup=False, soft_wrap=True)
-    console.print(f"edit it, then run: mlprep grade {exercise.id}   (or stay in the loop: mlprep watch {exercise.id})", markup=False, soft_wrap=True)
+        out.line(f"\nyou already have an attempt at {path} (kept as it is; `mlprep reset {exercise.id}` starts over)")
+    out.line(f"edit it, then run: mlprep grade {exercise.id}   (or stay in the loop: mlprep watch {exercise.id})")
     if edit or auto_edit:
         status_code = open_in_editor(path, editor)
         if status_code != 0:
@@ -369,8 +374,8 @@ def _watch_loop(store: Store, bank: Bank, exercise: Exercise, path: Path, worksp
 
 
 def _run_loop(
-    store: Store, bank: Bank, items: list[LoopItem], policy: LoopPolicy, manual: bool, *, clock: Clock, edit: bool = False, notes: Sequence[str] = (),
-) -> LoopOutcome:
+    store: Store, bank: Bank, items: "list[LoopItem]", policy: "LoopPolicy", manual: bool, *, clock: "Clock", edit: bool = False, notes: Sequence[str] = (),
+) -> "LoopOutcome":
     from rich.text import Text
 
     from mlprep.watch import PracticeLoop
@@ -380,7 +385,7 @@ def _run_loop(
     return loop.run()
 
 
-def _loop_exit(outcome: LoopOutcome) -> ExitStatus:
+def _loop_exit(outcome: "LoopOutcome") -> ExitStatus:
     if outcome.ended_by == "terminate":
         raise typer.Exit(128 + 15)  # the shell's convention for "ended by SIGTERM"
     return ExitStatus.OK
@@ -582,7 +587,7 @@ def grade(
         from mlprep.engine import grade_file  # heavy: only `grade` pays for it
 
         console = _stdout()
-        results: list[tuple[GradeResult, Path]] = []
+        results: "list[tuple[GradeResult, Path]]" = []
         for exercise, path, source in targets:
             result = grade_file(exercise, path, device=device.value, timeout_s=timeout)
             store.record_grade(result, source=source, path=path)
@@ -616,24 +621,24 @@ def grade(
 @app.command()
 def hint(exercise_id: ExerciseId) -> None:
     """Show the next hint (each call reveals one more; they are remembered)."""
-    from mlprep.render import hint_text
+    from mlprep.term import Out, hint_cells
 
     exercise = _bank().get(exercise_id)
-    console = _stdout()
+    out = Out()
     hints = exercise.hints
     if not hints:
-        console.print(f"{exercise.id} has no hints", markup=False, soft_wrap=True)
+        out.line(f"{exercise.id} has no hints")
         return
     with Store.open_default() as store:
         index = store.take_hint(exercise.id, len(hints))
     if index is None:
         for i, text in enumerate(hints):
-            console.print(hint_text(i, len(hints), text))
-        console.print(f"all {len(hints)} hints of {exercise.id} are shown; stuck? `mlprep solution {exercise.id} --force`", markup=False, soft_wrap=True)
+            out.line(*hint_cells(i, len(hints), text))
+        out.line(f"all {len(hints)} hints of {exercise.id} are shown; stuck? `mlprep solution {exercise.id} --force`")
         return
-    console.print(hint_text(index, len(hints), hints[index]))
+    out.line(*hint_cells(index, len(hints), hints[index]))
     left = len(hints) - index - 1
-    console.print(f"({left} more: run `mlprep hint {exercise.id}` again)" if left else "(that was the last hint)", markup=False, soft_wrap=True, style="dim")
+    out.line((f"({left} more: run `mlprep hint {exercise.id}` again)" if left else "(that was the last hint)", "dim"))
 
 
 @app.command()
@@ -659,6 +664,8 @@ def solution(
     diff = None
     attempt_file = recorded.path if recorded is not None and recorded.path.is_file() else None
     if attempt_file is not None:
+        import difflib
+
         mine = attempt_file.read_text(encoding="utf-8", errors="replace")
         diff = "".join(difflib.unified_diff(
             mine.splitlines(keepends=True), reference.splitlines(keepends=True),
@@ -701,7 +708,7 @@ def progress(
     used, solutions revealed."""
     from mlprep.clock import parse_iso
     from mlprep.practice import day_streaks, due_reviews
-    from mlprep.render import render_progress
+    from mlprep.term import Out, print_progress
 
     bank = _bank()
     clock = _clock()
@@ -724,8 +731,8 @@ def progress(
         topic_seconds[exercise.topic] = topic_seconds.get(exercise.topic, 0.0) + seconds.get(exercise.id, 0.0)
     available = {e.id: len(e.hints) for e in bank.exercises}
     local_days = {parse_iso(g.graded_at).astimezone().date() for g in grades}  # the learner's days, not UTC's
-    render_progress(
-        _stdout(),
+    print_progress(
+        Out(),
         topics=[(topic, *row) for topic, row in sorted(counts.items())],
         topic_seconds=topic_seconds,
         grades=grades[:history],
@@ -761,7 +768,7 @@ def selfcheck(
 
     progress_console = _stderr()
 
-    def on_result(exercise_id: str, variant: str, result: GradeResult) -> None:
+    def on_result(exercise_id: str, variant: str, result: "GradeResult") -> None:
         progress_console.print(selfcheck_progress_line(exercise_id, variant, result))
 
     report = run_selfcheck(bank, ids or None, device=device.value, on_result=on_result)

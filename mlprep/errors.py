@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from enum import IntEnum
 
 
@@ -27,6 +26,8 @@ class MlprepError(Exception):
 
 class UnknownExercise(MlprepError):
     def __init__(self, exercise_id: str, known: list[str]):
+        import difflib  # only when an id is unknown
+
         close = difflib.get_close_matches(exercise_id, known, n=3, cutoff=0.5)
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else "; run `mlprep list` to see them"
         super().__init__(f"no exercise {exercise_id!r}{hint}")

@@ -21,23 +21,15 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from mlprep.term import EXERCISE_COLUMNS, STATUS_STYLES, duration_text, exercise_rows, hint_cells
+from mlprep.term import exercise_header as header_cells
+
 if TYPE_CHECKING:
     from mlprep.bank import Exercise
     from mlprep.results import CheckResult, GradeResult
     from mlprep.review import DueItem
-    from mlprep.store import GradeRecord, Interview, Reveal
+    from mlprep.store import Interview
 
-STATUS_STYLES = {
-    "pass": "bold green",
-    "passed": "green",
-    "fail": "bold red",
-    "error": "bold red",
-    "timeout": "bold magenta",
-    "skip": "dim",
-    "todo": "dim",
-    "attempted": "yellow",
-    "missed": "bold red",
-}
 OUTPUT_HEAD_LINES = 20
 DETAIL_VALUE_CHARS = 300
 
@@ -64,39 +56,17 @@ def _first_line(message: str) -> str:
 
 
 def exercise_table(exercises: Sequence[Exercise], statuses: Mapping[str, str]) -> Table:
+    """The list of `mlprep list` (mlprep.term), as a rich table for the practice loop's screen."""
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
-    for column in ("id", "title", "kind", "topic", "difficulty", "status"):
+    for column in EXERCISE_COLUMNS:
         table.add_column(column, no_wrap=column != "title")  # only the title may wrap
-    for exercise in exercises:
-        status = statuses.get(exercise.id, "todo")
-        table.add_row(
-            Text(exercise.id, style="bold"),
-            Text(exercise.title),
-            Text(exercise.kind),
-            Text(exercise.topic),
-            Text(exercise.difficulty),
-            status_text(status),
-        )
+    for row in exercise_rows(exercises, statuses):
+        table.add_row(*(Text(text, style=style) for text, style in row))
     return table
 
 
 def exercise_header(exercise: Exercise, status: str) -> Text:
-    header = Text()
-    header.append(exercise.title, style="bold")
-    header.append(f"  ({exercise.id})\n", style="dim")
-    header.append(f"{exercise.kind} · {exercise.topic} · {exercise.difficulty} · status: ")
-    header.append(status, style=STATUS_STYLES.get(status, ""))
-    if exercise.functions:
-        header.append(f"\ndefine: {', '.join(exercise.functions)}")
-    header.append(f" · time limit {exercise.timeout_s:g} s per check")
-    return header
-
-
-def render_exercise(console: Console, exercise: Exercise, status: str) -> None:
-    from rich.markdown import Markdown
-
-    console.print(Panel(exercise_header(exercise, status), expand=False))
-    console.print(Markdown(exercise.prompt()))
+    return Text.assemble(*header_cells(exercise, status))
 
 
 # -- grade -----------------------------------------------------------------------------------------
@@ -267,14 +237,11 @@ def render_selfcheck(console: Console, report: Any) -> None:
     console.print(summary)
 
 
-# -- hint / solution -------------------------------------------------------------------------------
-
-
 def hint_text(index: int, total: int, hint: str) -> Text:
-    text = Text()
-    text.append(f"hint {index + 1}/{total}: ", style="bold cyan")
-    text.append(hint)
-    return text
+    return Text.assemble(*hint_cells(index, total, hint))
+
+
+# -- hint / solution -------------------------------------------------------------------------------
 
 
 def render_solution(console: Console, reference: str, diff: str | None, *, attempt: str | None) -> None:
@@ -289,66 +256,7 @@ def render_solution(console: Console, reference: str, diff: str | None, *, attem
         console.print(Panel(Syntax(diff.rstrip("\n"), "diff", word_wrap=True), title=f"your attempt → reference   ({attempt})", title_align="left", expand=False))
 
 
-# -- progress --------------------------------------------------------------------------------------
-
-
-def duration_text(seconds: float) -> str:
-    minutes = int(seconds // 60)
-    if minutes >= 60:
-        return f"{minutes // 60}h {minutes % 60:02d}m"
-    return f"{minutes}m {int(seconds % 60):02d}s" if minutes else f"{int(seconds)}s"
-
-
-def mastery_bar(passed: int, total: int, width: int = 12) -> Text:
-    filled = round(width * passed / total) if total else 0
-    bar = Text("█" * filled, style="green")
-    bar.append("░" * (width - filled), style="dim")
-    bar.append(f" {100 * passed / total:3.0f}%" if total else "  —")
-    return bar
-
-
-def topic_table(rows: Sequence[tuple[str, int, int, int, int]], seconds: Mapping[str, float] | None = None) -> Table:
-    """rows: (topic, passed, attempted (started, not yet passed), todo, total); seconds: practice time per topic."""
-    seconds = seconds or {}
-    table = Table(show_edge=False, pad_edge=False, header_style="bold", title="by topic", title_justify="left")
-    table.add_column("topic")
-    for column in ("passed", "attempted", "todo", "total"):
-        table.add_column(column, justify="right")
-    table.add_column("time", justify="right")
-    table.add_column("mastery", no_wrap=True)  # passed / total
-    for topic, passed, attempted, todo, total in rows:
-        table.add_row(
-            Text(topic), Text(str(passed), style="green" if passed else ""), Text(str(attempted)), Text(str(todo)), Text(str(total)),
-            Text(duration_text(seconds.get(topic, 0.0))), mastery_bar(passed, total),
-        )
-    if rows:
-        table.add_section()
-        passed, total = sum(r[1] for r in rows), sum(r[4] for r in rows)
-        table.add_row(
-            Text("all", style="bold"), *(Text(str(sum(r[i] for r in rows)), style="bold") for i in range(1, 5)),
-            Text(duration_text(sum(seconds.values())), style="bold"), mastery_bar(passed, total),
-        )
-    return table
-
-
-def interview_table(interviews: Sequence[Interview]) -> Table:
-    table = Table(show_edge=False, pad_edge=False, header_style="bold", title="interviews", title_justify="left")
-    for column in ("when (UTC)", "passed", "minutes", "ended", "exercises"):
-        table.add_column(column, no_wrap=column != "exercises")
-    for interview in interviews:
-        exercises = Text()
-        for number, item in enumerate(interview.items):
-            if number:
-                exercises.append(", ")
-            exercises.append(item.exercise_id, style=STATUS_STYLES.get(item.status, ""))
-        table.add_row(
-            Text(interview.started_at.replace("+00:00", "")),
-            Text(f"{interview.passed}/{len(interview.items)}", style="green" if interview.passed == len(interview.items) else ""),
-            Text(f"{interview.minutes:g}"),
-            Text("time up" if interview.ended_by == "time" else "ended early"),
-            exercises,
-        )
-    return table
+# -- interview -------------------------------------------------------------------------------------
 
 
 def render_interview_report(console: Console, interview: Interview, review_next: Sequence[str], report_path: str) -> None:
@@ -373,73 +281,6 @@ def render_interview_report(console: Console, interview: Interview, review_next:
         for line in review_next:
             console.print(Text(f"  • {line}"))
     console.print(Text(f"report saved: {report_path}", style="dim"))
-
-
-def history_table(grades: Sequence[GradeRecord]) -> Table:
-    table = Table(show_edge=False, pad_edge=False, header_style="bold", title="recent grades", title_justify="left")
-    for column in ("when (UTC)", "exercise", "status", "checks", "source", "device"):
-        table.add_column(column, no_wrap=column != "exercise")
-    for grade in grades:
-        status = "internal error" if grade.internal_error else grade.status
-        table.add_row(
-            Text(grade.graded_at.replace("+00:00", "")),
-            Text(grade.exercise_id, style="bold"),
-            Text(status, style="bold magenta" if grade.internal_error else STATUS_STYLES.get(grade.status, "")),
-            Text(f"{grade.checks_passed}/{grade.checks_total}"),
-            Text(grade.source),
-            Text(grade.device),
-        )
-    return table
-
-
-def render_progress(
-    console: Console,
-    *,
-    topics: Sequence[tuple[str, int, int, int, int]],
-    topic_seconds: Mapping[str, float],
-    grades: Sequence[GradeRecord],
-    grades_total: int,
-    attempts_started: int,
-    hints: Mapping[str, tuple[int, int]],
-    reveals: Sequence[Reveal],
-    streak: tuple[int, int],
-    interviews: Sequence[Interview],
-    reviews_due: int,
-) -> None:
-    """hints: exercise id -> (shown, available); streak: (current, longest) in days."""
-    console.print(topic_table(topics, topic_seconds))
-    console.print()
-    if grades:
-        console.print(history_table(grades))
-        if grades_total > len(grades):
-            console.print(Text(f"({grades_total - len(grades)} older grades not shown)", style="dim"))
-    else:
-        console.print(Text("no grades yet: start with `mlprep attempt ID`, then `mlprep grade ID`", style="dim"))
-    console.print()
-    if interviews:
-        console.print(interview_table(interviews))
-        console.print()
-    line = Text()
-    line.append("streak: ", style="bold")
-    line.append(f"{streak[0]} day{'s' * (streak[0] != 1)} (longest {streak[1]})")
-    line.append("   time practised: ", style="bold")
-    line.append(duration_text(sum(topic_seconds.values())))
-    line.append("   reviews due: ", style="bold")
-    line.append(str(reviews_due) + (" (`mlprep review`)" if reviews_due else ""))
-    console.print(line)
-    line = Text()
-    line.append("attempts started: ", style="bold")
-    line.append(str(attempts_started))
-    line.append("   hints used: ", style="bold")
-    line.append(str(sum(shown for shown, _ in hints.values())))
-    if hints:
-        line.append(" (" + ", ".join(f"{e} {shown}/{available}" for e, (shown, available) in hints.items()) + ")")
-    line.append("   solutions revealed: ", style="bold")
-    line.append(str(len(reveals)))
-    forced = [r.exercise_id for r in reveals if r.forced]
-    if forced:
-        line.append(f" ({len(forced)} before passing: {', '.join(dict.fromkeys(forced))})")
-    console.print(line)
 
 
 # -- the practice loop (watch, interview, review) --------------------------------------------------

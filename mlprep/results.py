@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
-from xml.etree import ElementTree as ET
 
 CHECK_STATUSES = ("pass", "fail", "error", "timeout", "skip")
 GRADE_STATUSES = ("pass", "fail", "error", "timeout")
@@ -90,6 +89,8 @@ def summary_message(checks: list[CheckResult]) -> str:
 
 def to_junit(results: list[GradeResult]) -> str:
     """JUnit XML: one testsuite per exercise, one testcase per check (fail -> failure, error/timeout -> error)."""
+    from xml.etree import ElementTree as ET  # only for --junit
+
     suites = ET.Element("testsuites")
     for result in results:
         suite = ET.SubElement(

@@ -16,7 +16,6 @@ Never edit a released step: add a new one.
 from __future__ import annotations
 
 import json
-import random
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -302,6 +301,8 @@ class Store:
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc).lower() or time.monotonic() > deadline:
                     raise
+                import random  # rarely needed: lazily
+
                 time.sleep(random.uniform(0.005, 0.05))
 
     # -- schema ------------------------------------------------------------------------------

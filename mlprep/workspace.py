@@ -12,9 +12,6 @@ This module must stay light: `mlprep attempt` and friends import it.
 from __future__ import annotations
 
 import os
-import shlex
-import subprocess
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -63,6 +60,8 @@ def _as_bytes(content: str | bytes) -> bytes:
 
 def _write_temp(folder: Path, name: str, content: str | bytes, mode: int) -> Path:
     """Write `content` to a new temporary file in `folder` (same file system as the target), fsynced."""
+    import tempfile  # lazily: the quick commands never write
+
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -160,6 +159,8 @@ def editor_command(configured: str | None = None) -> tuple[list[str], str] | Non
         value = (value or "").strip()
         if value:
             try:
+                import shlex
+
                 command = shlex.split(value)
             except ValueError as exc:
                 raise MlprepError(f"{origin} ({value!r}) does not parse as a command: {exc}") from None
@@ -177,6 +178,8 @@ def open_in_editor(path: Path, configured: str | None = None) -> int:
         )
     command, origin = found
     try:
+        import subprocess
+
         return subprocess.call([*command, str(path)])
     except FileNotFoundError:
         raise MlprepError(f"editor {command[0]!r} not found (from {origin}); fix it, or open {path} yourself") from None

@@ -5,9 +5,10 @@ from __future__ import annotations
 import io
 from types import SimpleNamespace
 
+import pytest
 from rich.console import Console
 
-from mlprep import render
+from mlprep import render, term
 from mlprep.results import CheckResult, GradeResult
 
 
@@ -130,3 +131,30 @@ def test_hint_text() -> None:
     c = console()
     c.print(render.hint_text(1, 3, "use [brackets] freely"))
     assert text_of(c).strip() == "hint 2/3: use [brackets] freely"
+
+
+# -- plain output of the quick commands (mlprep.term) ----------------------------------------------
+
+
+def test_plain_tables_fit_the_terminal_and_style_only_when_asked() -> None:
+    rows = [[("adamw", "bold"), ("a title far too long to fit in forty columns of terminal", ""), term.status_cell("passed")]]
+    coloured = io.StringIO()
+    term.Out(coloured, color=True, width=40).table(("id", "title", "status"), rows, shrink=1)
+    lines = coloured.getvalue().splitlines()
+    assert all(term.visible_len(line) <= 40 for line in lines)
+    assert lines[2].startswith("\x1b[1madamw\x1b[0m") and "…" in lines[2] and "\x1b[32mpassed\x1b[0m" in lines[2]
+    plain = io.StringIO()
+    term.Out(plain, color=False, width=40).table(("id", "title", "status"), rows, shrink=1)
+    assert "\x1b" not in plain.getvalue() and term.visible_len(coloured.getvalue()) == len(plain.getvalue())
+
+
+def test_colour_follows_the_terminal_and_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    assert term.color_enabled(Terminal()) and not term.color_enabled(io.StringIO())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not term.color_enabled(Terminal())

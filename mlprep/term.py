@@ -1,0 +1,213 @@
+"""Plain terminal output for the quick commands: list, show, attempt, hint, progress.
+
+Importing rich and laying out one table takes 30-40 ms, more than the whole budget of these
+commands (issue 4: at most 1.5x `python -c "import typer"`). So they write plain lines, with ANSI
+styles when stdout is a terminal (NO_COLOR turns them off, FORCE_COLOR on); the commands that grade
+or run the practice loop, which wait on much more than that anyway, use rich (mlprep.render), and
+take their shared pieces from here (status styles, the exercise header, durations).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from mlprep.bank import Exercise
+    from mlprep.store import GradeRecord, Interview, Reveal
+
+STATUS_STYLES = {
+    "pass": "bold green",
+    "passed": "green",
+    "fail": "bold red",
+    "error": "bold red",
+    "timeout": "bold magenta",
+    "skip": "dim",
+    "todo": "dim",
+    "attempted": "yellow",
+    "missed": "bold red",
+}
+_SGR = {"bold": "1", "dim": "2", "italic": "3", "red": "31", "green": "32", "yellow": "33", "magenta": "35", "cyan": "36"}
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+Cell = tuple[str, str]  # (text, style): style is "" or words of _SGR, e.g. "bold green"
+
+
+def color_enabled(stream: TextIO) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return stream.isatty()
+
+
+class Out:
+    """Where a quick command writes: styles only on a terminal, lines cut to its width."""
+
+    def __init__(self, stream: TextIO | None = None, *, color: bool | None = None, width: int | None = None):
+        self.stream = stream or sys.stdout
+        self.color = color_enabled(self.stream) if color is None else color
+        self.width = width or shutil.get_terminal_size((100, 24)).columns
+
+    def styled(self, text: str, style: str) -> str:
+        codes = [_SGR[word] for word in style.split() if word in _SGR]
+        return f"\x1b[{';'.join(codes)}m{text}\x1b[0m" if self.color and codes and text else text
+
+    def line(self, *cells: Cell | str) -> None:
+        self.stream.write("".join(self.styled(*c) if isinstance(c, tuple) else c for c in cells) + "\n")
+
+    def table(self, header: Sequence[str], rows: Sequence[Sequence[Cell]], *, right: Sequence[int] = (), shrink: int | None = None,
+              title: str = "", total: Sequence[Cell] | None = None) -> None:
+        """Columns two spaces apart; `right`: right-aligned columns; `shrink`: the column cut with "…"
+        when the table is wider than the terminal; `total`: a last row under a rule."""
+        all_rows = [*rows, *([total] if total else [])]
+        widths = [max([len(h), *(visible_len(r[i][0]) for r in all_rows)]) for i, h in enumerate(header)]
+        excess = sum(widths) + 2 * (len(widths) - 1) - self.width
+        if shrink is not None and excess > 0:
+            widths[shrink] = max(len(header[shrink]), widths[shrink] - excess)
+
+        def cells(row: Sequence[Cell]) -> str:
+            out = []
+            for i, (text, style) in enumerate(row):
+                if visible_len(text) > widths[i]:  # only plain text is ever cut (the `shrink` column)
+                    text = text[: widths[i] - 1] + "…"
+                pad = " " * (widths[i] - visible_len(text))
+                out.append(pad + self.styled(text, style) if i in right else self.styled(text, style) + pad)
+            return "  ".join(out).rstrip()
+
+        if title:
+            self.line((title, "italic"))
+        self.line(*[(("  ".join(h.rjust(w) if i in right else h.ljust(w) for i, (h, w) in enumerate(zip(header, widths)))).rstrip(), "bold")])
+        self.line("  ".join("─" * w for w in widths))
+        for row in rows:
+            self.line(cells(row))
+        if total:
+            self.line("  ".join("─" * w for w in widths))
+            self.line(cells(total))
+
+
+def visible_len(text: str) -> int:
+    return len(_ANSI.sub("", text))
+
+
+# -- pieces shared with mlprep.render --------------------------------------------------------------
+
+
+def status_cell(status: str) -> Cell:
+    return status, STATUS_STYLES.get(status, "")
+
+
+def duration_text(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    if minutes >= 60:
+        return f"{minutes // 60}h {minutes % 60:02d}m"
+    return f"{minutes}m {int(seconds % 60):02d}s" if minutes else f"{int(seconds)}s"
+
+
+def exercise_header(exercise: Exercise, status: str) -> list[Cell]:
+    """Title, id, kind, topic, difficulty, status, what to define, the time limit."""
+    cells = [(exercise.title, "bold"), (f"  ({exercise.id})\n", "dim"), (f"{exercise.kind} · {exercise.topic} · {exercise.difficulty} · status: ", ""),
+             status_cell(status)]
+    if exercise.functions:
+        cells.append((f"\ndefine: {', '.join(exercise.functions)}", ""))
+    cells.append((f" · time limit {exercise.timeout_s:g} s per check", ""))
+    return cells
+
+
+def exercise_rows(exercises: Sequence[Exercise], statuses: Mapping[str, str]) -> list[list[Cell]]:
+    return [[(e.id, "bold"), (e.title, ""), (e.kind, ""), (e.topic, ""), (e.difficulty, ""), status_cell(statuses.get(e.id, "todo"))] for e in exercises]
+
+
+EXERCISE_COLUMNS = ("id", "title", "kind", "topic", "difficulty", "status")
+
+
+# -- the quick commands ----------------------------------------------------------------------------
+
+
+def print_exercise_list(out: Out, exercises: Sequence[Exercise], statuses: Mapping[str, str]) -> None:
+    out.table(EXERCISE_COLUMNS, exercise_rows(exercises, statuses), shrink=1)
+
+
+def print_exercise(out: Out, exercise: Exercise, status: str) -> None:
+    """The header, then the prompt as written (Markdown reads well as plain text); headings bold."""
+    for text in "".join(text for text, _ in exercise_header(exercise, status)).split("\n"):
+        out.line(text)
+    out.line()
+    fenced = False
+    for text in exercise.prompt().splitlines():
+        fenced = fenced != text.startswith("```")
+        out.line((text, "bold") if text.startswith("#") and not fenced else text)
+
+
+def hint_cells(index: int, total: int, hint: str) -> list[Cell]:
+    return [(f"hint {index + 1}/{total}: ", "bold cyan"), (hint, "")]
+
+
+def mastery_bar(passed: int, total: int, width: int = 12) -> list[Cell]:
+    filled = round(width * passed / total) if total else 0
+    return [("█" * filled, "green"), ("░" * (width - filled), "dim"), (f" {100 * passed / total:3.0f}%" if total else "  —", "")]
+
+
+def print_progress(
+    out: Out,
+    *,
+    topics: Sequence[tuple[str, int, int, int, int]],
+    topic_seconds: Mapping[str, float],
+    grades: Sequence[GradeRecord],
+    grades_total: int,
+    attempts_started: int,
+    hints: Mapping[str, tuple[int, int]],
+    reveals: Sequence[Reveal],
+    streak: tuple[int, int],
+    interviews: Sequence[Interview],
+    reviews_due: int,
+) -> None:
+    """topics: (topic, passed, attempted (started, not yet passed), todo, total); hints: exercise id ->
+    (shown, available); streak: (current, longest) in days."""
+
+    def bar(passed: int, total: int) -> Cell:
+        cells = mastery_bar(passed, total)
+        return "".join(out.styled(*c) for c in cells), ""  # styled here: the table measures what is visible
+
+    rows = [[(topic, ""), (str(passed), "green" if passed else ""), (str(attempted), ""), (str(todo), ""), (str(total), ""),
+             (duration_text(topic_seconds.get(topic, 0.0)), ""), bar(passed, total)] for topic, passed, attempted, todo, total in topics]
+    total_row = None
+    if topics:
+        passed, total = sum(r[1] for r in topics), sum(r[4] for r in topics)
+        total_row = [("all", "bold"), *((str(sum(r[i] for r in topics)), "bold") for i in range(1, 5)),
+                     (duration_text(sum(topic_seconds.values())), "bold"), bar(passed, total)]
+    out.table(("topic", "passed", "attempted", "todo", "total", "time", "mastery"), rows, right=(1, 2, 3, 4, 5), title="by topic", total=total_row)
+    out.line()
+    if grades:
+        out.table(("when (UTC)", "exercise", "status", "checks", "source", "device"), [
+            [(g.graded_at.replace("+00:00", ""), ""), (g.exercise_id, "bold"),
+             ("internal error", "bold magenta") if g.internal_error else status_cell(g.status),
+             (f"{g.checks_passed}/{g.checks_total}", ""), (g.source, ""), (g.device, "")] for g in grades
+        ], title="recent grades", shrink=1)
+        if grades_total > len(grades):
+            out.line((f"({grades_total - len(grades)} older grades not shown)", "dim"))
+    else:
+        out.line(("no grades yet: start with `mlprep attempt ID`, then `mlprep grade ID`", "dim"))
+    out.line()
+    if interviews:
+        out.table(("when (UTC)", "passed", "minutes", "ended", "exercises"), [
+            [(i.started_at.replace("+00:00", ""), ""), (f"{i.passed}/{len(i.items)}", "green" if i.passed == len(i.items) else ""),
+             (f"{i.minutes:g}", ""), ("time up" if i.ended_by == "time" else "ended early", ""),
+             (", ".join(item.exercise_id for item in i.items), "")] for i in interviews
+        ], title="interviews", shrink=4)
+        out.line()
+    out.line(("streak: ", "bold"), f"{streak[0]} day{'s' * (streak[0] != 1)} (longest {streak[1]})",
+             ("   time practised: ", "bold"), duration_text(sum(topic_seconds.values())),
+             ("   reviews due: ", "bold"), str(reviews_due) + (" (`mlprep review`)" if reviews_due else ""))
+    used = str(sum(shown for shown, _ in hints.values()))
+    if hints:
+        used += " (" + ", ".join(f"{e} {shown}/{available}" for e, (shown, available) in hints.items()) + ")"
+    revealed = str(len(reveals))
+    forced = [r.exercise_id for r in reveals if r.forced]
+    if forced:
+        revealed += f" ({len(forced)} before passing: {', '.join(dict.fromkeys(forced))})"
+    out.line(("attempts started: ", "bold"), str(attempts_started), ("   hints used: ", "bold"), used, ("   solutions revealed: ", "bold"), revealed)
