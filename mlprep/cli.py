@@ -35,7 +35,6 @@ from typer.core import TyperGroup
 from mlprep import __version__
 from mlprep.bank import Bank, Exercise, load_bank
 from mlprep.errors import ExitStatus, MlprepError
-from mlprep.practice import attempt_location
 from mlprep.store import Store
 
 try:  # typer >= 0.2x vendors click; its parse errors derive from TyperException
@@ -547,6 +546,7 @@ def grade(
 ) -> None:
     """Grade your attempts (or a file) and record the results. Exit 1 if anything did not pass,
     3 if mlprep itself failed (never your code's fault)."""
+    from mlprep.practice import attempt_location
     from mlprep.render import grade_line, render_grade
 
     bank = _bank()
@@ -677,6 +677,7 @@ def solution(
 @app.command()
 def reset(exercise_id: ExerciseId, workspace: WorkspaceOption = None) -> None:
     """Restore the stub of an exercise, keeping a backup of your attempt."""
+    from mlprep.practice import attempt_location
     from mlprep.workspace import atomic_create, atomic_write, backup_file
 
     exercise = _bank().get(exercise_id)

@@ -23,12 +23,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 from mlprep.clock import iso, parse_iso
 from mlprep.errors import ExitStatus, MlprepError
-from mlprep.results import CheckResult, GradeResult
-from mlprep.review import ReviewState, sm2
+
+if TYPE_CHECKING:  # imported where used: `list` and `progress` need neither (issue 4)
+    from mlprep.results import CheckResult, GradeResult
+    from mlprep.review import ReviewState
 
 BUSY_TIMEOUT_S = 30.0
 SOURCES = ("workspace", "file", "interview", "review")  # where a graded submission came from
@@ -405,12 +407,16 @@ class Store:
             "SELECT name, status, message, details_json, duration_s FROM check_results WHERE grade_id = ? ORDER BY position",
             (grade_id,),
         )
+        from mlprep.results import CheckResult
+
         return [CheckResult(n, s, m, json.loads(d), t) for n, s, m, d, t in rows]
 
     def grade_result(self, grade_id: int) -> GradeResult:
         rows = self._read("SELECT result_json FROM grades WHERE id = ?", (grade_id,))
         if not rows:
             raise KeyError(grade_id)
+        from mlprep.results import GradeResult
+
         return GradeResult.from_dict(json.loads(rows[0][0]))
 
     def has_passed(self, exercise_id: str) -> bool:
@@ -469,12 +475,16 @@ class Store:
         return {e: (t, s) for e, t, s in rows}
 
     def review_states(self) -> dict[tuple[str, str], ReviewState]:
+        from mlprep.review import ReviewState
+
         rows = self._read("SELECT kind, item_id, repetitions, easiness, interval_days, due_at FROM review_state")
         return {(k, i): ReviewState(n, e, d, parse_iso(due)) for k, i, n, e, d, due in rows}
 
     def record_review(self, kind: str, item_id: str, q: int, now: datetime) -> ReviewState:
         """Reschedule one item after a review of SM-2 quality q, read and written under one write
         lock so two reviews at once never both start from the same state."""
+        from mlprep.review import ReviewState, sm2
+
         with self._write() as db:
             row = db.execute(
                 "SELECT repetitions, easiness, interval_days FROM review_state WHERE kind = ? AND item_id = ?", (kind, item_id)
