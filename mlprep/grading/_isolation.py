@@ -12,8 +12,9 @@ it (unprivileged user namespaces; Linux 5.12+ for mount_setattr):
         A: waits for B and passes B's wait status on to the judge.
 
 When B ends, the kernel kills everything left in its pid namespace. Where user namespaces are not
-allowed (some distributions restrict them), `available()` says so and the sandbox runs without them:
-the time and memory limits and the process-group kill still hold.
+allowed (some distributions restrict them), or a GPU present would not work inside them,
+`available()` says so and the sandbox runs without them: the time and memory limits, the
+process-group kill and the cleanup of leftover processes still hold.
 """
 
 from __future__ import annotations
@@ -85,6 +86,25 @@ def available() -> bool:
         return False
 
 
+def _cuda_usable() -> bool:
+    """Where there is an NVIDIA GPU, whether CUDA still works inside the namespaces (if not, the
+    sandboxes run without them rather than lose their GPU scenarios). Run only in the probe's
+    throwaway process: CUDA must never be initialised in the fork server itself."""
+    if not os.path.exists("/dev/nvidiactl"):
+        return True
+    try:
+        import torch
+    except ImportError:
+        return True  # nothing here could use the GPU anyway
+    if not torch.cuda.is_available():
+        return False
+    try:
+        torch.ones(1, device="cuda").sum().item()
+        return True
+    except RuntimeError:
+        return False
+
+
 def _probe() -> bool:
     with tempfile.TemporaryDirectory(prefix="mlprep-probe-") as outside, tempfile.TemporaryDirectory(prefix="mlprep-probe-") as workdir:
         pid = os.fork()
@@ -103,7 +123,7 @@ def _probe() -> bool:
                             with open(os.path.join(outside, "outside"), "w"):
                                 pass
                         except OSError:
-                            ok = 0  # read-only, as it must be
+                            ok = 0 if _cuda_usable() else 1  # read-only, as it must be; and a GPU still works
                     finally:
                         os._exit(ok)
                 _, status = os.waitpid(inner, 0)
