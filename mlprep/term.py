@@ -46,12 +46,13 @@ def color_enabled(stream: TextIO) -> bool:
 
 
 class Out:
-    """Where a quick command writes: styles only on a terminal, lines cut to its width."""
+    """Where a quick command writes: styles and cut lines only on a terminal."""
 
     def __init__(self, stream: TextIO | None = None, *, color: bool | None = None, width: int | None = None):
         self.stream = stream or sys.stdout
         self.color = color_enabled(self.stream) if color is None else color
-        self.width = width or shutil.get_terminal_size((100, 24)).columns
+        # A terminal's width; written to a pipe or a file, lines are never cut.
+        self.width = width or (shutil.get_terminal_size().columns if self.stream.isatty() else 1 << 30)
 
     def styled(self, text: str, style: str) -> str:
         codes = [_SGR[word] for word in style.split() if word in _SGR]
