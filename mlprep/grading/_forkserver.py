@@ -90,6 +90,7 @@ class ForkServer:
     def __init__(self, preload: tuple[str, str] | None = None) -> None:
         self._lock = threading.Lock()
         self._sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._errors = tempfile.TemporaryFile()
         env = dict(os.environ)
         # The server must import this package even when it is not installed (a checkout, a test).
         package_parent = str(Path(__file__).resolve().parents[2])
@@ -103,7 +104,7 @@ class ForkServer:
             [sys.executable, "-m", "mlprep.grading._forkserver", str(theirs.fileno()), *(preload or ())],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,  # read only if it fails to start
+            stderr=self._errors,  # a file, not a pipe nobody drains: read only if it fails to start
             pass_fds=(theirs.fileno(),),
             start_new_session=True,  # Ctrl-C in the terminal reaches the judge, which cleans up
             env=env,
@@ -119,7 +120,8 @@ class ForkServer:
         if message.get("ready") is not True:
             self._process.kill()
             self._process.wait()
-            error = self._process.stderr.read().decode(errors="replace")[-3000:]
+            self._errors.seek(0)
+            error = self._errors.read().decode(errors="replace")[-3000:]
             raise ForkServerError(f"the grading worker did not start: {error or 'no answer'}")
         self._ready = True
 
