@@ -13,7 +13,6 @@ or passing.
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 import threading
 import time
@@ -24,6 +23,7 @@ from types import ModuleType
 
 from mlprep.bank import Exercise
 from mlprep.grading import CheckFailed, CheckSpec, Context, GraderDefect, Submission
+from mlprep.grading._files import load_module as load_file
 from mlprep.grading._forkserver import prestart
 from mlprep.grading._runner import OUTPUT_FLOOD_BYTES, Sandbox, SandboxBroken, SandboxConfig, SubmissionCrashed, SubmissionProblem, SubmissionRaised, SubmissionTimeout
 from mlprep.results import CheckResult, GradeResult, overall_status, summary_message
@@ -42,17 +42,7 @@ _load_lock = threading.Lock()  # the self-check grades from several threads
 def load_module(name: str, path: Path) -> ModuleType:
     """Import a bank file (grader, reference) under a fixed name, here in the judge, once."""
     with _load_lock:
-        if name in sys.modules and getattr(sys.modules[name], "__file__", None) == str(path):
-            return sys.modules[name]
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            del sys.modules[name]
-            raise
-        return module
+        return load_file(name, path)
 
 
 def collect_checks(grader: ModuleType) -> list[CheckSpec]:

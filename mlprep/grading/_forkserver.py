@@ -26,7 +26,6 @@ Server: `python -m mlprep.grading._forkserver SOCKET_FD [GRADER_MODULE GRADER_PA
 from __future__ import annotations
 
 import ctypes
-import importlib.util
 import io
 import json
 import os
@@ -43,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from mlprep.grading import _isolation
+from mlprep.grading._files import load_module
 
 START_TIMEOUT_S = 120.0  # importing torch on a loaded machine is slow
 MAX_CONTROL_BYTES = 1 << 20
@@ -226,21 +226,13 @@ class _Server:
     def __init__(self, sock: socket.socket):
         self.sock = sock
         self.status_fds: dict[int, int] = {}  # sandbox pid -> write end of its status pipe
-        self.graders: set[str] = set()
         self.isolated = _isolation.available()
 
     def load_grader(self, name: str, path: str) -> None:
-        if name in self.graders:
-            return
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
         try:
-            spec.loader.exec_module(module)
+            load_module(name, path)
         except BaseException:
-            del sys.modules[name]  # the child will load it again and report the failure
-            return
-        self.graders.add(name)
+            pass  # the sandbox loads it again and reports the failure (mlprep's, not the learner's)
 
     def spawn(self, request: dict[str, Any], fds: list[int]) -> None:
         if len(fds) != 4:

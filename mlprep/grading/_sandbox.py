@@ -11,7 +11,6 @@ the grader: `serve(config, fd_in, fd_out)`.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import inspect
 import os
 import resource
@@ -21,6 +20,7 @@ import traceback
 from typing import Any
 
 from mlprep.grading import _wire
+from mlprep.grading._files import load_module as _load_module  # the grader comes loaded by the fork server
 
 # Bound now, before the learner's code can replace them.
 _os_read, _os_write = os.read, os.write
@@ -66,16 +66,6 @@ def _to_device(obj: Any, device: str) -> Any:
     if torch is not None and isinstance(obj, torch.Tensor):
         return obj.detach().to(device).requires_grad_(obj.requires_grad)
     return obj
-
-
-def _load_module(name: str, path: str):
-    if name in sys.modules and getattr(sys.modules[name], "__file__", None) == path:
-        return sys.modules[name]  # the grader, loaded by the fork server before it forked
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _describe_exception(exc: BaseException, submission_path: str) -> dict[str, Any]:
