@@ -135,8 +135,7 @@ def print_exercise_list(out: Out, exercises: Sequence[Exercise], statuses: Mappi
 
 def print_exercise(out: Out, exercise: Exercise, status: str) -> None:
     """The header, then the prompt as written (Markdown reads well as plain text); headings bold."""
-    for text in "".join(text for text, _ in exercise_header(exercise, status)).split("\n"):
-        out.line(text)
+    out.line(*exercise_header(exercise, status))
     out.line()
     fenced = False
     for text in exercise.prompt().splitlines():

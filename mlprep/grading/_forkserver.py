@@ -25,7 +25,6 @@ Server: `python -m mlprep.grading._forkserver SOCKET_FD [GRADER_MODULE GRADER_PA
 
 from __future__ import annotations
 
-import ctypes
 import io
 import json
 import os
@@ -58,9 +57,8 @@ class ForkServerError(Exception):
 def _prctl(option: int, value: int) -> bool:
     """Linux prctl; False where it is not available (the server still works, with less cleanup)."""
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(option, value, 0, 0, 0) == 0
-    except (OSError, AttributeError):
+        return _isolation.libc.prctl(option, value, 0, 0, 0) == 0
+    except AttributeError:
         return False
 
 
@@ -138,14 +136,6 @@ class ForkServer:
         if "pid" not in reply:
             raise ForkServerError(f"the grading worker could not start a sandbox: {reply.get('error', 'it exited')}")
         return reply["pid"], reply["isolated"]
-
-    def close(self) -> None:
-        self._sock.close()  # the server sees end-of-file, kills its children and exits
-        try:
-            self._process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.wait()
 
 
 _server: ForkServer | None = None

@@ -39,7 +39,7 @@ class _MountAttr(ctypes.Structure):
     _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64), ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
 
 
-_libc = ctypes.CDLL(None, use_errno=True)
+libc = ctypes.CDLL(None, use_errno=True)  # also the fork server's prctl calls
 
 
 def _check(result: int, what: str) -> None:
@@ -50,7 +50,7 @@ def _check(result: int, what: str) -> None:
 
 def _unshare(flags: int, what: str) -> None:
     uid, gid = os.getuid(), os.getgid()
-    _check(_libc.unshare(flags), what)
+    _check(libc.unshare(flags), what)
     # Map our own ids onto themselves, so files keep their owners as seen from inside.
     for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
         with open(f"/proc/self/{name}", "w") as control:
@@ -58,7 +58,7 @@ def _unshare(flags: int, what: str) -> None:
 
 
 def _mount_setattr(path: str, flags: int, attr: _MountAttr, what: str) -> None:
-    _check(_libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, path.encode(), flags, ctypes.byref(attr), ctypes.sizeof(attr)), what)
+    _check(libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, path.encode(), flags, ctypes.byref(attr), ctypes.sizeof(attr)), what)
 
 
 def enter_namespaces() -> None:
@@ -68,11 +68,11 @@ def enter_namespaces() -> None:
 
 def seal(workdir: str) -> None:
     """In B: everything read-only except `workdir`, a private /proc, then lock it all."""
-    _check(_libc.mount(workdir.encode(), workdir.encode(), None, MS_BIND, None), "bind-mount the scratch folder")
+    _check(libc.mount(workdir.encode(), workdir.encode(), None, MS_BIND, None), "bind-mount the scratch folder")
     _mount_setattr("/", AT_RECURSIVE, _MountAttr(attr_set=MOUNT_ATTR_RDONLY, propagation=MS_PRIVATE), "make / read-only")
     _mount_setattr(workdir, 0, _MountAttr(attr_clr=MOUNT_ATTR_RDONLY), "make the scratch folder writable")
     # Best effort: without it the learner still cannot signal anything outside (pids are namespaced).
-    _libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
+    libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
     # A mount namespace owned by a new, less privileged user namespace gets its mounts' flags locked.
     _unshare(CLONE_NEWUSER | CLONE_NEWNS, "unshare(user, mount) to lock the mounts")
 
