@@ -14,8 +14,8 @@ import numpy as np
 import torch
 from torch.optim.adamw import adamw as adamw_update  # what torch.optim.AdamW.step runs
 
-from mlprep.grading import (assert_close, assert_dtype, assert_finite, assert_shape, check, expect_sequence, fail,
-                            inputs_unchanged)
+from mlprep.grading import (Call, assert_close, assert_dtype, assert_finite, assert_returns_like, assert_shape, check, expect_sequence,
+                            fail, inputs_unchanged, on_input, shrink_on_failure)
 
 # Relative tolerances of the lockstep comparisons: a correct implementation with another order of
 # operations stays within these after 200 steps (measured: float64 ~1e-13, float32 ~5e-7 of scale).
@@ -98,40 +98,107 @@ def all_steps_close(got, want, dtypes, scales):
         return False
 
 
-def compare_trajectory(got, want, *, scenario, dtypes, scales=(1.0, 1.0, 1.0)):
-    """Step by step (from t = 1), w then m then v, so the first step that differs is the one reported.
-    `scales` are the typical magnitudes of w, m, v: the absolute tolerance is the relative one times them."""
+def compare_trajectory(got, want, *, scenario, dtypes, start, device="cpu", scales=(1.0, 1.0, 1.0)):
+    """Step by step (from t = 1), w then m then v, so the first step that differs is the one reported,
+    with that step's call as the failing input: adamw(w, g, m, v, t) with the state it was given.
+    `start` is (w, m, v, grads, t0, hyper) as passed to the learner; `scales` are the typical
+    magnitudes of w, m, v: the absolute tolerance is the relative one times them."""
+    w0, m0, v0, grads, t0, hyper = start
+    first = got[0] if isinstance(got, (tuple, list)) and got and isinstance(got[0], (tuple, list)) else ()
+    for name, got_x, like in zip("wmv", first, (w0, m0, v0)):
+        with on_input(Call("adamw", w0, grads[0], m0, v0, t0, **hyper)):
+            assert_returns_like(got_x, like, what=f"returned {name}", scenario=scenario, device=device)
     if all_steps_close(got, want, dtypes, scales):
         return  # the common case, checked in one go; otherwise step by step, to report the first step that differs
+    state = (w0, m0, v0)
     for k, want_step in enumerate(want):
         t = k + 1
-        if k >= len(got):
-            fail(f"adamw stopped at step {t}{scenario and f' ({scenario})'}: expected {len(want)} steps")
-        got_step = expect_sequence(got[k], 3, what=f"adamw's result at step {t}, (w, m, v)", scenario=scenario)
-        for name, got_x, want_x, dtype, scale in zip("wmv", got_step, want_step, dtypes, scales):
-            if k == 0:
-                assert_dtype(got_x, dtype, what=f"returned {name}", scenario=scenario,
-                             hint=f"return {name} in the dtype of the input {name}")
-            if t == 1:
-                assert_finite(got_x, what=f"{name} after step 1", scenario=scenario, hint=STEP1_HINT)
-            rtol = LOCKSTEP_RTOL[dtype]
-            assert_close(got_x, want_x, what=f"{name} after step {t}", scenario=scenario, rtol=rtol, atol=rtol * scale)
+        with on_input(Call("adamw", state[0], grads[k], state[1], state[2], t0 + k, **hyper)):
+            if k >= len(got):
+                fail(f"adamw stopped at step {t}{scenario and f' ({scenario})'}: expected {len(want)} steps")
+            got_step = expect_sequence(got[k], 3, what=f"adamw's result at step {t}, (w, m, v)", scenario=scenario)
+            for name, got_x, want_x, dtype, scale in zip("wmv", got_step, want_step, dtypes, scales):
+                if k == 0:
+                    assert_dtype(got_x, dtype, what=f"returned {name}", scenario=scenario,
+                                 hint=f"return {name} in the dtype of the input {name}")
+                if t == 1:
+                    assert_finite(got_x, what=f"{name} after step 1", scenario=scenario, hint=STEP1_HINT)
+                rtol = LOCKSTEP_RTOL[dtype]
+                assert_close(got_x, want_x, what=f"{name} after step {t}", scenario=scenario, rtol=rtol, atol=rtol * scale)
+        state = got_step
+
+
+# ---------------------------------------------------------------------------------------------
+# One step, for shrinking a failed trajectory to the smallest step that fails
+# ---------------------------------------------------------------------------------------------
+SHRINK_SHAPES = [(), (1,), (2,), (3,), (2, 2)]
+
+
+def single_steps(lib, dtype, hypers):
+    """Hypothesis cases (shape, m, v, w, g, t, hyper) of one step from any state: shapes shrink to 0-d,
+    values to 0 and small integers, t to 1, hyper to the first of `hypers`."""
+    from hypothesis import strategies as st
+    from hypothesis.extra import numpy as hnp
+
+    width = 32 if dtype == "float32" else 64
+    values = st.floats(-8.0, 8.0, width=width)
+    squares = st.floats(0.0, 8.0, width=width)
+
+    def of_shape(shape):
+        def array(elements):
+            return hnp.arrays(np.float64, shape, elements=elements)
+        # The state first: Hypothesis shrinks earlier parts first, so it settles on a zero state and
+        # a plain gradient (an input that reads like step 1) whenever that still fails.
+        return st.tuples(st.just(shape), array(values), array(squares), array(values), array(values),
+                         st.integers(1, 1000), st.sampled_from(hypers))
+
+    return st.sampled_from(SHRINK_SHAPES).flatmap(of_shape)
+
+
+def verify_one_step(sub, lib, dtype, case):
+    """One adamw call against torch.optim.AdamW's step, at the dtype's assert_close tolerance."""
+    shape, m, v, w, g, t, hyper = case
+    scenario = f"one step, {describe(lib, dtype, shape, hyper)}, t = {t}"
+    inputs = [as_input(x, lib, dtype) for x in (w, g, m, v)]
+    got = expect_sequence(sub.call("adamw", *inputs[:4], t, **hyper), 3, what="adamw's result (w, m, v)", scenario=scenario)
+    (want,) = torch_adamw_steps(w, m, v, [g], t, hyper, getattr(torch, dtype))
+    for name, got_x, want_x, like in zip("wmv", got, want, (inputs[0], inputs[2], inputs[3])):
+        assert_returns_like(got_x, like, what=f"returned {name}", scenario=scenario, device=sub.device)
+        assert_dtype(got_x, dtype, what=f"returned {name}", scenario=scenario, hint=f"return {name} in the dtype of the input {name}")
+        assert_close(got_x, want_x, what=f"{name} after the step", scenario=scenario, dtype=dtype)
+
+
+def shrinking_steps(sub, lib_choices, dtype, hypers):
+    """shrink_on_failure for a trajectory check: on failure, the smallest single step that fails."""
+    from hypothesis import strategies as st
+
+    def cases():
+        return st.sampled_from(lib_choices).flatmap(lambda lib: single_steps(lib, dtype, hypers).map(lambda c: (lib, c)))
+
+    return shrink_on_failure(sub, cases, lambda lib_case: verify_one_step(sub, lib_case[0], dtype, lib_case[1]))
 
 
 # ---------------------------------------------------------------------------------------------
 # Checks
 # ---------------------------------------------------------------------------------------------
+def run_trajectory(sub, w, m, v, grads, t0, hyper, lib, dtype):
+    """The learner's trajectory from (w, m, v), and the inputs as passed (for compare_trajectory)."""
+    start = (as_input(w, lib, dtype), as_input(m, lib, dtype), as_input(v, lib, dtype), [as_input(g, lib, dtype) for g in grads], t0, hyper)
+    return sub.run(adamw_trajectory, *start[:3], start[3], t0, hyper), start
+
+
 def lockstep(sub, ctx, configs, dtype, steps=200):
-    for seed, (lib, shape, hyper, g_scale) in enumerate(configs):
-        rng = ctx.rng(100 + seed)
-        w0 = rng.standard_normal(shape)
-        grads = [g_scale * rng.standard_normal(shape) for _ in range(steps)]
-        zeros = np.zeros(shape)
-        want = torch_adamw_steps(w0, zeros, zeros, grads, 1, hyper, getattr(torch, dtype))
-        got = sub.run(adamw_trajectory, as_input(w0, lib, dtype), as_input(zeros, lib, dtype), as_input(zeros, lib, dtype),
-                      [as_input(g, lib, dtype) for g in grads], 1, hyper)
-        scenario = f"{describe(lib, dtype, shape, hyper)}, gradients ~ {g_scale:g} * N(0, 1), {steps} steps from zero state"
-        compare_trajectory(got, want, scenario=scenario, dtypes=(dtype,) * 3, scales=(1.0, g_scale, g_scale**2))
+    libs = sorted({lib for lib, *_ in configs})
+    with shrinking_steps(sub, libs, dtype, [config[2] for config in configs]):
+        for seed, (lib, shape, hyper, g_scale) in enumerate(configs):
+            rng = ctx.rng(100 + seed)
+            w0 = rng.standard_normal(shape)
+            grads = [g_scale * rng.standard_normal(shape) for _ in range(steps)]
+            zeros = np.zeros(shape)
+            want = torch_adamw_steps(w0, zeros, zeros, grads, 1, hyper, getattr(torch, dtype))
+            got, start = run_trajectory(sub, w0, zeros, zeros, grads, 1, hyper, lib, dtype)
+            scenario = f"{describe(lib, dtype, shape, hyper)}, gradients ~ {g_scale:g} * N(0, 1), {steps} steps from zero state"
+            compare_trajectory(got, want, scenario=scenario, dtypes=(dtype,) * 3, start=start, scales=(1.0, g_scale, g_scale**2))
 
 
 @check("first step moves each weight by about lr")
@@ -140,14 +207,17 @@ def first_step_size(sub, ctx):
     # lr, whatever the gradient's size. wd = 0 here so the step is seen on its own.
     lr, eps = 1e-2, 1e-8
     g = np.array([1e-3, -2e-2, 0.5, -1.0, 3.0, -40.0, 300.0, -1e3])
-    w = ctx.rng(1).standard_normal(g.shape)
+    w = np.array([0.5, -1.0, 2.0, 0.25, -3.0, 1.5, -0.75, 4.0])  # short numbers: the failing input reads well
     zeros = np.zeros_like(g)
     want_move = lr * g / (np.abs(g) + eps)
     want_m, want_v = (1 - 0.9) * g, (1 - 0.999) * g * g
     for lib in ("numpy", "torch"):
         scenario = f"{lib_name(lib)} float64, t = 1, zero m and v, lr={lr:g}, wd=0, g = {g.tolist()}"
-        got = sub.call("adamw", *(as_input(x, lib, "float64") for x in (w, g, zeros, zeros)), 1, lr=lr, wd=0.0)
+        inputs = [as_input(x, lib, "float64") for x in (w, g, zeros, zeros)]
+        got = sub.call("adamw", *inputs, 1, lr=lr, wd=0.0)
         got_w, got_m, got_v = expect_sequence(got, 3, what="adamw's result (w, m, v)", scenario=scenario)
+        for name, got_x, like in zip("wmv", (got_w, got_m, got_v), (inputs[0], inputs[2], inputs[3])):
+            assert_returns_like(got_x, like, what=f"returned {name}", scenario=scenario)
         assert_finite(got_w, what="w after step 1", scenario=scenario, hint=STEP1_HINT)
         assert_shape(got_w, g.shape, what="w after step 1", scenario=scenario)
         moved = w - np.asarray(got_w, dtype=np.float64)
@@ -163,12 +233,14 @@ def first_step_size(sub, ctx):
 @check("zero gradient shrinks w by (1 - lr*wd)")
 def zero_gradient_decay(sub, ctx):
     lr, wd = 0.1, 0.5
-    w = ctx.rng(2).standard_normal((2, 3))
+    w = np.array([[0.5, -1.0, 2.0], [-0.25, 3.0, -4.0]])
     zeros = np.zeros_like(w)
     for lib, t in (("numpy", 1), ("torch", 1), ("numpy", 50)):
         scenario = f"{lib_name(lib)} float64, g = 0 with zero m and v, t = {t}, lr={lr:g}, wd={wd:g}"
-        got = sub.call("adamw", *(as_input(x, lib, "float64") for x in (w, zeros, zeros, zeros)), t, lr=lr, wd=wd)
+        inputs = [as_input(x, lib, "float64") for x in (w, zeros, zeros, zeros)]
+        got = sub.call("adamw", *inputs, t, lr=lr, wd=wd)
         got_w, got_m, got_v = expect_sequence(got, 3, what="adamw's result (w, m, v)", scenario=scenario)
+        assert_returns_like(got_w, inputs[0], what="returned w", scenario=scenario)
         assert_finite(got_w, what="w", scenario=scenario,
                       hint="with g = 0 and a zero state, m_hat = v_hat = 0 and the adaptive step is 0 / (0 + eps) = 0"
                            + (f"; {STEP1_HINT}" if t == 1 else ""))
@@ -191,7 +263,7 @@ def decay_independent_of_gradient_size(sub, ctx):
     grads = [np.stack([100.0 * s, 0.01 * s]) for s in rng.standard_normal((30, 4))]
     zeros = np.zeros_like(w)
     scenario = "NumPy float64, shape (2, 4), row 0 gradients ~ 100, row 1 the same gradients * 1e-4, equal w, lr=0.01, wd=0.1, 30 steps"
-    got = sub.run(adamw_trajectory, w, zeros, zeros, grads, 1, hyper)
+    got, start = run_trajectory(sub, w, zeros, zeros, grads, 1, hyper, "numpy", "float64")
     want = torch_adamw_steps(w, zeros, zeros, grads, 1, hyper, torch.float64)
     last = expect_sequence(got[-1] if got else None, 3, what="adamw's last result", scenario=scenario)
     assert_finite(last[0], what="w after 30 steps", scenario=scenario)
@@ -200,7 +272,7 @@ def decay_independent_of_gradient_size(sub, ctx):
     assert_close(final_w[1], final_w[0], what="final w of the small-gradient row vs the large-gradient row", scenario=scenario,
                  rtol=1e-3, atol=1e-3, hint="equal weights must decay by the same amount whatever their gradients: "
                                            "apply the decay to w directly, not through g (where it gets divided by sqrt(v_hat))")
-    compare_trajectory(got, want, scenario=scenario, dtypes=("float64",) * 3, scales=(1.0, 100.0, 1e4))
+    compare_trajectory(got, want, scenario=scenario, dtypes=("float64",) * 3, start=start, scales=(1.0, 100.0, 1e4))
 
 
 @check("tiny gradients where eps dominates")
@@ -211,30 +283,29 @@ def tiny_gradients(sub, ctx):
     w = zeros = np.zeros_like(g_scale)  # w starts at 0, so it shows the sum of the steps, undiluted
     grads = [g_scale * rng.standard_normal(g_scale.shape) for _ in range(20)]
     scenario = "torch float64, w = 0 at the start, gradients of size 1e-12 to 1e-7 (eps = 1e-8), lr=0.001, wd=0.01, 20 steps"
-    got = sub.run(adamw_trajectory, *(as_input(x, "torch", "float64") for x in (w, zeros, zeros)),
-                  [as_input(g, "torch", "float64") for g in grads], 1, hyper)
+    got, start = run_trajectory(sub, w, zeros, zeros, grads, 1, hyper, "torch", "float64")
     want = torch_adamw_steps(w, zeros, zeros, grads, 1, hyper, torch.float64)
     # Absolute tolerances at the scale of these tiny m and v, so that they are really compared.
-    compare_trajectory(got, want, scenario=scenario, dtypes=("float64",) * 3, scales=(1e-3, 1e-10, 1e-20))
+    compare_trajectory(got, want, scenario=scenario, dtypes=("float64",) * 3, start=start, scales=(1e-3, 1e-10, 1e-20))
 
 
 @check("matches torch.optim.AdamW over 200 float64 steps")
 def lockstep_float64(sub, ctx):
-    lockstep(sub, ctx, [
-        ("numpy", (7,), {}, 1.0),  # the defaults of the signature
-        ("torch", (2, 3, 4), {"lr": 1e-2, "b1": 0.8, "b2": 0.99, "eps": 1e-6, "wd": 0.1}, 10.0),
+    lockstep(sub, ctx, [  # small to large: the first that fails is the smallest failing input
         ("numpy", (), {"lr": 0.1, "b1": 0.5, "b2": 0.9, "eps": 1e-3, "wd": 0.0}, 0.1),
         ("torch", (), {"lr": 3e-2, "b1": 0.95, "b2": 0.9999, "eps": 1e-8, "wd": 0.3}, 1.0),
+        ("numpy", (7,), {}, 1.0),  # the defaults of the signature
+        ("torch", (2, 3, 4), {"lr": 1e-2, "b1": 0.8, "b2": 0.99, "eps": 1e-6, "wd": 0.1}, 10.0),
         ("numpy", (2, 3, 4), {"lr": 5e-3, "b1": 0.9, "b2": 0.98, "eps": 1e-4, "wd": 0.05}, 1e-2),
     ], "float64")
 
 
 @check("matches torch.optim.AdamW over 200 float32 steps")
 def lockstep_float32(sub, ctx):
-    lockstep(sub, ctx, [
+    lockstep(sub, ctx, [  # small to large
+        ("numpy", (), {"lr": 3e-2, "b1": 0.95, "b2": 0.9999, "wd": 0.3}, 1.0),
         ("numpy", (7,), {"lr": 1e-2, "wd": 0.1}, 1.0),
         ("torch", (2, 3, 4), {"lr": 1e-3, "b1": 0.8, "b2": 0.99, "eps": 1e-6, "wd": 0.01}, 10.0),
-        ("numpy", (), {"lr": 3e-2, "b1": 0.95, "b2": 0.9999, "wd": 0.3}, 1.0),
     ], "float32")
 
 
@@ -247,10 +318,10 @@ def torch_devices(sub, ctx):
         grads = [rng.standard_normal((3, 5)) for _ in range(10)]
         zeros = np.zeros_like(w)
         scenario = f"torch {dtype} on {ctx.device}, shape (3, 5), lr=0.01, wd=0.1, 10 steps"
-        got = sub.run(adamw_trajectory, *(as_input(x, "torch", dtype) for x in (w, zeros, zeros)),
-                      [as_input(g, "torch", dtype) for g in grads], 1, hyper)
-        want = torch_adamw_steps(w, zeros, zeros, grads, 1, hyper, getattr(torch, dtype))
-        compare_trajectory(got, want, scenario=scenario, dtypes=(dtype,) * 3)
+        with shrinking_steps(sub, ["torch"], dtype, [hyper]):
+            got, start = run_trajectory(sub, w, zeros, zeros, grads, 1, hyper, "torch", dtype)
+            want = torch_adamw_steps(w, zeros, zeros, grads, 1, hyper, getattr(torch, dtype))
+            compare_trajectory(got, want, scenario=scenario, dtypes=(dtype,) * 3, start=start, device=ctx.device)
 
 
 def fp16_gradients(sub, ctx, lib):
@@ -275,6 +346,7 @@ def fp16_gradients(sub, ctx, lib):
             got = expect_sequence(got, 3, what="adamw's result (w, m, v)", scenario=scenario)
             # v first: it holds the square, where float16 breaks; w only shows the consequence.
             for name, got_x, want_x in reversed(list(zip("wmv", got, want))):
+                assert_returns_like(got_x, as_input(w, lib, "float32"), what=f"returned {name}", scenario=scenario, device=sub.device)
                 assert_dtype(got_x, "float32", what=f"returned {name}", scenario=scenario,
                              hint="w, m and v are float32 here: they stay float32 whatever g's dtype")
                 assert_close(got_x, want_x, what=name, scenario=scenario, hint=hint, **tolerances[name])
@@ -307,6 +379,7 @@ def mixed_dtypes(sub, ctx):
         got = expect_sequence(got, 3, what="adamw's result (w, m, v)", scenario=scenario)
         (want,) = torch_adamw_steps(w, m, v, [g], 3, hyper, torch.float64)
         for name, got_x, want_x, dtype in zip("wmv", got, want, (w_dt, m_dt, v_dt)):
+            assert_returns_like(got_x, as_input(w, lib, w_dt), what=f"returned {name}", scenario=scenario)
             assert_dtype(got_x, dtype, what=f"returned {name}", scenario=scenario,
                          hint=f"mixing dtypes promotes to the wider one; cast {name} back to the dtype of the input {name}")
             assert_close(got_x, want_x, what=name, scenario=scenario, dtype="float32")

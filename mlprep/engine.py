@@ -8,11 +8,19 @@ hung, so one bad scenario does not hide the verdicts of the others. A failure of
 grader raising, the reference failing) is reported as an internal error, never as the learner failing
 or passing.
 
+Time: the exercise's timeout_s bounds the whole grade (the Budget). Each check's own limit is made of
+the reference's measured time for it (reference_times), so a hang is found within seconds; the code
+that hung (the function in flight, or all that the check `uses`) is not called again by later
+checks, which are reported as not run and why. A failed check reports the input it failed on (the
+learner's last call, or the one the grader names), as Python the learner can paste.
+
 `python -m mlprep.engine ID FILE` grades a file and prints the verdicts (a developer's shortcut).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sys
 import threading
 import time
@@ -22,7 +30,7 @@ from pathlib import Path
 from types import ModuleType
 
 from mlprep.bank import Exercise
-from mlprep.grading import CheckFailed, CheckSpec, Context, GraderDefect, Submission
+from mlprep.grading import CheckFailed, CheckSpec, Context, GraderDefect, Submission, request_as_call
 from mlprep.grading._files import load_module as load_file
 from mlprep.grading._forkserver import prestart
 from mlprep.grading._runner import OUTPUT_FLOOD_BYTES, Sandbox, SandboxBroken, SandboxConfig, SubmissionCrashed, SubmissionProblem, SubmissionRaised, SubmissionTimeout
@@ -80,6 +88,35 @@ def _internal(exercise_id: str, message: str, started: float) -> GradeResult:
     return GradeResult(exercise_id, "error", f"internal error in mlprep (not your code): {message}", [], duration_s=time.perf_counter() - started, internal_error=True)
 
 
+# Time limits. The exercise's timeout_s (or --timeout) bounds the whole grade of one submission. Each
+# check also gets a limit of its own, measured: CHECK_FLOOR_S plus CHECK_HEADROOM times what the
+# reference needed for that check on this machine (see reference_times), so a hang costs seconds and a
+# correct but slower solution (loops, another library, a busy machine) still gets every check run.
+CHECK_FLOOR_S = 5.0
+CHECK_HEADROOM = 10.0
+IMPORT_LIMIT_S = 10.0  # importing the learner's file: a library the fork server has not loaded is slow
+RUN_AT_LEAST_S = 0.05  # with less of the grade's budget left, a check is reported as not run
+SHRINK_PER_GRADE_S = 2.0  # all the shrinking of one grade together: a failing grade stays quick to read
+
+
+class Budget:
+    """The time left for one grade; checks draw their limits from it, and shrinking (extra work the
+    reference's timing does not cover) draws extensions from a small allowance of its own."""
+
+    def __init__(self, limit_s: float):
+        self.limit_s = limit_s
+        self.deadline = time.monotonic() + limit_s
+        self.shrink_left_s = SHRINK_PER_GRADE_S
+
+    def remaining(self) -> float:
+        return max(self.deadline - time.monotonic(), 0.0)
+
+    def grant(self, seconds: float) -> float:
+        granted = max(0.0, min(seconds, self.remaining(), self.shrink_left_s))
+        self.shrink_left_s -= granted
+        return granted
+
+
 def grade_file(exercise: Exercise, path: Path, *, device: str = "auto", timeout_s: float | None = None) -> GradeResult:
     if device not in DEVICES:
         raise ValueError(f"device must be one of {', '.join(DEVICES)}, not {device!r}")
@@ -92,16 +129,24 @@ def grade_file(exercise: Exercise, path: Path, *, device: str = "auto", timeout_
         runs = plan_runs(collect_checks(grader), device)
     except Exception as exc:  # a broken bank file is mlprep's defect, not the learner's
         return _internal(exercise.id, f"the grader of {exercise.id} could not be loaded: {type(exc).__name__}: {exc}", started)
-
     limit = float(timeout_s) if timeout_s is not None else exercise.timeout_s
-    config = SandboxConfig(path, exercise.grader_path, module_name("grader", exercise.id), exercise.functions, exercise.memory_mb, limit)
+    measured = reference_times(exercise, runs, reference, device)
+    return _grade(exercise, path, runs, reference, device, Budget(limit), measured, started)
+
+
+def _grade(exercise: Exercise, path: Path, runs: list, reference: ModuleType, device: str, budget: Budget,
+           measured: dict[str, float], started: float) -> GradeResult:
+    """Grade one file: import it in a sandbox, then run each check under its own limit and the grade's budget."""
+    config = SandboxConfig(path, exercise.grader_path, module_name("grader", exercise.id), exercise.functions, exercise.memory_mb,
+                           min(IMPORT_LIMIT_S, budget.limit_s))
     sandbox = Sandbox(config)
     checks: list[CheckResult] = []
     internal = False
+    hung: dict[str, str] = {}  # interface name -> the check in which it hit its time limit
     try:
         import_started = time.perf_counter()
         try:
-            sandbox.start()
+            sandbox.start(min(IMPORT_LIMIT_S, budget.remaining()))
         except SandboxBroken as exc:
             return _internal(exercise.id, str(exc), started)
         except SubmissionProblem as problem:
@@ -126,15 +171,28 @@ def grade_file(exercise: Exercise, path: Path, *, device: str = "auto", timeout_
             if not runnable:
                 checks.append(CheckResult(name, "skip", f"{dev.upper()} is not available on this machine; this scenario did not run"))
                 continue
+            uses = spec.uses or exercise.functions
+            blocked = next((code for code in uses if code in hung), None)
+            if blocked is not None:
+                checks.append(CheckResult(name, "skip", f"not run: {_code_name(blocked)} hit its time limit in the check {hung[blocked]!r},"
+                                          " and this check would call it again", {"blocked_by": hung[blocked]}))
+                continue
+            if budget.remaining() < RUN_AT_LEAST_S:
+                checks.append(CheckResult(name, "skip", f"not run: the time limit for the whole grade ({budget.limit_s:g} s) ran out",
+                                          {"grade_limit_s": budget.limit_s}))
+                continue
             if not sandbox.alive():
                 try:
-                    sandbox.start()  # a fresh process after a crash or a timeout
+                    sandbox.start(min(IMPORT_LIMIT_S, budget.remaining()))  # a fresh process after a crash or a timeout
                 except SandboxBroken as exc:
                     return _internal(exercise.id, str(exc), started)
                 except SubmissionProblem as problem:
                     checks.append(CheckResult(name, "error", f"could not restart your code: {problem.message}", problem.details))
                     continue
-            result = _run_check(name, spec, dev, sandbox, reference, replace(config, submission=exercise.reference_path))
+            limit, why = _check_limit(name, measured, budget)
+            result, timed_out = _run_check(name, spec, dev, sandbox, reference, replace(config, submission=exercise.reference_path), limit, why, budget)
+            for code in timed_out:
+                hung.setdefault(code, name)
             internal = internal or result.details.get("internal_error", False)
             checks.append(result)
     finally:
@@ -146,31 +204,56 @@ def grade_file(exercise: Exercise, path: Path, *, device: str = "auto", timeout_
     return result
 
 
-def _run_check(name: str, spec: CheckSpec, device: str, sandbox: Sandbox, reference: ModuleType, reference_config: SandboxConfig) -> CheckResult:
+def _code_name(name: str) -> str:
+    return f"{name}()" if name[:1].islower() else name
+
+
+def _check_limit(name: str, measured: dict[str, float], budget: Budget) -> tuple[float, str]:
+    """This check's time limit, and the words that say where it comes from."""
+    remaining = budget.remaining()
+    whole = f"what was left of the time limit for the whole grade ({budget.limit_s:g} s)"
+    if name not in measured:
+        return remaining, whole
+    limit = CHECK_FLOOR_S + CHECK_HEADROOM * measured[name]
+    if limit >= remaining:
+        return remaining, whole
+    return limit, f"{CHECK_FLOOR_S:g} s plus {CHECK_HEADROOM:g}x the {measured[name]:.2g} s the reference takes for this check"
+
+
+def _run_check(name: str, spec: CheckSpec, device: str, sandbox: Sandbox, reference: ModuleType, reference_config: SandboxConfig,
+               limit: float, why: str, budget: Budget) -> tuple[CheckResult, set[str]]:
+    """One check's verdict, and the interface names that hit the time limit in it (the code a later check must not call again)."""
     before_output = sandbox.output_total
     start = time.perf_counter()
-    limit = reference_config.timeout_s
-    sub = Submission(sandbox, device, limit)
+    sub = Submission(sandbox, device, limit, budget.grant)
     reference_sandboxes: list[Sandbox] = []
 
     def reference_sandbox() -> Submission:
         """The reference in a sandbox like the learner's, for timings that compare like with like."""
         reference_sandboxes.append(Sandbox(reference_config))
         try:
-            reference_sandboxes[-1].start()
+            reference_sandboxes[-1].start(IMPORT_LIMIT_S)
         except (SubmissionProblem, SandboxBroken) as problem:
             raise GraderDefect(f"the reference could not start in a sandbox: {problem}") from None
-        return Submission(reference_sandboxes[-1], device, limit)
+        return Submission(reference_sandboxes[-1], device, max(budget.remaining(), limit))
 
-    status, message, details = "pass", "", {}
+    ctx = Context(device, reference, reference_sandbox)
+    status, message, details, failing = "pass", "", {}, None
+    timed_out: set[str] = set()
     try:
-        spec.fn(sub, Context(device, reference, reference_sandbox))
+        spec.fn(sub, ctx)
     except CheckFailed as failure:
         status, message, details = "fail", failure.message, failure.details
+        failing = failure.failing_input or _last_input(sub, ctx)
     except SubmissionTimeout as problem:
-        status, message, details = "timeout", problem.message, problem.details
+        status, message, details = "timeout", f"{problem.message} (this check's limit: {why})", {**problem.details, "limit_s": round(limit, 3)}
+        request = sub.in_flight
+        timed_out = {request.name} if request is not None and request.op == "call" else set(spec.uses or reference_config.functions)
+        failing = _last_input(sub, ctx, in_flight=True)
     except (SubmissionRaised, SubmissionCrashed) as problem:
         status, message, details = "error", problem.message, {k: v for k, v in problem.details.items() if k in ("type", "kind", "signal", "exit_code")}
+        if problem.details.get("kind") != "not_implemented":  # a stub raises on every input: none is worth showing
+            failing = _last_input(sub, ctx, in_flight=True)
     except Exception as exc:  # the grader itself broke: mlprep's defect
         status = "error"
         message = f"internal grader error (a bug in mlprep, not in your code): {type(exc).__name__}: {exc}"
@@ -190,7 +273,87 @@ def _run_check(name: str, spec: CheckSpec, device: str, sandbox: Sandbox, refere
     if printed > OUTPUT_FLOOD_BYTES and status == "pass":
         status = "fail"
         message = f"your code printed {printed / 2**20:.1f} MiB of output during this check (limit {OUTPUT_FLOOD_BYTES / 2**20:g} MiB); remove the debugging prints"
-    return CheckResult(name, status, message, details, time.perf_counter() - start)
+    failing_input = "" if status == "pass" or failing is None else _render_input(failing)
+    return CheckResult(name, status, message, details, time.perf_counter() - start, failing_input), timed_out
+
+
+def _last_input(sub: Submission, ctx: Context, in_flight: bool = False):
+    request = sub.in_flight if in_flight and sub.in_flight is not None else sub.last_request
+    return None if request is None else request_as_call(request, ctx.interface)
+
+
+def _render_input(call) -> str:
+    try:
+        return str(call)
+    except Exception as exc:  # noqa: BLE001 - a value that will not print must not cost the verdict
+        return f"(the failing input could not be shown: {type(exc).__name__}: {exc})"
+
+
+# ---------------------------------------------------------------------------------------------
+# The reference's measured time per check, which each check's limit is made of
+# ---------------------------------------------------------------------------------------------
+_times: dict[str, dict[str, float]] = {}  # per cache key, for this process
+_times_lock = threading.Lock()
+_exercise_locks: dict[str, threading.Lock] = {}
+
+
+def _times_key(exercise: Exercise, device: str) -> str:
+    """Changes whenever what a check runs can change: grader, reference, toolkit; and the machine's devices."""
+    digest = hashlib.sha256()
+    toolkit = sorted(Path(__file__).resolve().parent.joinpath("grading").glob("*.py"))
+    for file in [exercise.grader_path, exercise.reference_path, *toolkit]:
+        digest.update(file.name.encode() + b"\0" + file.read_bytes() + b"\0")
+    digest.update(f"{device} cuda={cuda_available()}".encode())
+    return digest.hexdigest()[:32]
+
+
+def _times_file(exercise: Exercise) -> Path:
+    from mlprep.workspace import data_dir
+
+    return data_dir() / "cache" / "reference-times" / f"{exercise.id}.json"
+
+
+def reference_times(exercise: Exercise, runs: list, reference: ModuleType, device: str) -> dict[str, float]:
+    """Seconds the reference takes for each check on this machine: measured by grading the reference
+    itself (once per grader, reference and toolkit version, then cached in the data folder), {} when
+    that fails (each check then gets what is left of the grade's budget)."""
+    with _times_lock:
+        lock = _exercise_locks.setdefault(exercise.id, threading.Lock())
+    with lock:  # concurrent grades of one exercise (the self-check) measure it once
+        try:
+            key = _times_key(exercise, device)
+        except OSError:
+            return {}
+        if key not in _times:
+            _times[key] = _load_times(exercise, key)
+        wanted = [name for name, _, _, runnable in runs if runnable]
+        if any(name not in _times[key] for name in wanted):
+            result = _grade(exercise, exercise.reference_path, runs, reference, device, Budget(exercise.timeout_s), {}, time.perf_counter())
+            if not result.passed:
+                return {}
+            _times[key].update({c.name: round(c.duration_s, 4) for c in result.checks if c.status == "pass" and c.name != IMPORT_CHECK})
+            _save_times(exercise, key, _times[key])
+        return dict(_times[key])
+
+
+def _load_times(exercise: Exercise, key: str) -> dict[str, float]:
+    try:
+        data = json.loads(_times_file(exercise).read_text(encoding="utf-8"))
+        if data.get("key") == key and isinstance(data.get("seconds"), dict):
+            return {str(k): float(v) for k, v in data["seconds"].items() if isinstance(v, (int, float)) and v >= 0}
+    except (OSError, ValueError, TypeError, AttributeError):
+        pass
+    return {}
+
+
+def _save_times(exercise: Exercise, key: str, seconds: dict[str, float]) -> None:
+    """Best effort: a data folder that cannot be written only means measuring again next time."""
+    from mlprep.workspace import atomic_write
+
+    try:
+        atomic_write(_times_file(exercise), json.dumps({"key": key, "seconds": seconds}, indent=1, sort_keys=True))
+    except OSError:
+        pass
 
 
 def _devices_used(device: str) -> str:
@@ -225,6 +388,8 @@ def _main(argv: list[str]) -> int:
         print(f"[{check.status:>7}] {check.name} ({check.duration_s:.2f}s)")
         if check.message:
             print("          " + check.message.replace("\n", "\n          "))
+        if check.failing_input:
+            print("          failing input: " + check.failing_input.replace("\n", "\n          "))
     if result.output:
         print("--- output ---\n" + result.output[:2000])
     print(f"{result.status.upper()}: {result.message} ({result.duration_s:.1f}s)")

@@ -92,11 +92,11 @@ def failure_details(checks: Sequence[CheckResult]) -> Text:
     """The full message and details of failed checks; checks that failed identically (a stub
     raising NotImplementedError everywhere) are shown once, under all their names."""
     text = Text()
-    groups: dict[tuple[str, str, str], list[str]] = {}
+    groups: dict[tuple[str, str, str, str], list[str]] = {}
     for check in checks:
-        key = (check.status, check.message, json.dumps(check.details, sort_keys=True, default=str))
+        key = (check.status, check.message, json.dumps(check.details, sort_keys=True, default=str), check.failing_input)
         groups.setdefault(key, []).append(check.name)
-    for number, ((status, message, _), names) in enumerate(groups.items()):
+    for number, ((status, message, _, failing_input), names) in enumerate(groups.items()):
         details = next(c.details for c in checks if c.name == names[0])
         if number:
             text.append("\n")
@@ -108,6 +108,9 @@ def failure_details(checks: Sequence[CheckResult]) -> Text:
         if shown:
             text.append("\n  ")
             text.append(inert("  ·  ".join(f"{key}: {_detail_value(value)}" for key, value in shown)), style="dim")
+        if failing_input:
+            text.append("\n  smallest failing input:\n", style="bold")
+            text.append(inert("\n".join("    " + line for line in failing_input.splitlines())))
     return text
 
 

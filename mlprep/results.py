@@ -2,17 +2,70 @@
 
 "fail" is a wrong answer; "error" is the learner's code raising, crashing or not importing;
 "timeout" is it running past the limit; "skip" is a scenario that could not run here (CUDA without
-a GPU) and never counts as a pass of that scenario.
+a GPU, or checks not run after a timeout) and never counts as a pass of that scenario.
+
+Everything in a result is plain JSON data from the moment it is built: what a learner's code sends
+back (NaN, infinities, huge arrays, bytes that are not UTF-8, lone surrogates) is turned into
+strings and numbers JSON can carry (RFC 8259: no bare NaN), so --json, --junit, the progress store
+and the interview report never fail on the values they carry.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 CHECK_STATUSES = ("pass", "fail", "error", "timeout", "skip")
 GRADE_STATUSES = ("pass", "fail", "error", "timeout")
+
+MAX_DETAIL_ITEMS = 100  # a list in details longer than this is cut (with a note): details are for reading
+MAX_TEXT_CHARS = 20_000  # per message or detail string
+
+
+def clean_text(text: Any) -> str:
+    """A str that encodes to UTF-8: bytes decoded with replacement, lone surrogates replaced."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", errors="replace")
+    elif not isinstance(text, str):
+        text = str(text)
+    if len(text) > MAX_TEXT_CHARS:
+        text = text[:MAX_TEXT_CHARS] + f"… ({len(text) - MAX_TEXT_CHARS} more characters)"
+    return text.encode("utf-8", errors="replace").decode("utf-8")
+
+
+def jsonable(value: Any, depth: int = 0) -> Any:
+    """`value` as plain JSON data: non-finite floats as the strings "NaN", "inf", "-inf"; NumPy and
+    torch values as numbers or (cut) lists; anything else as its text."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else ("NaN" if math.isnan(value) else ("inf" if value > 0 else "-inf"))
+    if isinstance(value, (str, bytes, bytearray)):
+        return clean_text(value)
+    if depth > 20:
+        return clean_text(repr(value)[:200])
+    if isinstance(value, dict):
+        return {clean_text(k): jsonable(v, depth + 1) for k, v in list(value.items())[:MAX_DETAIL_ITEMS]}
+    if hasattr(value, "tolist") and hasattr(value, "shape"):  # NumPy arrays and scalars, torch tensors
+        try:
+            size = math.prod(value.shape)
+            values = value.reshape(-1)[:MAX_DETAIL_ITEMS].tolist() if size > MAX_DETAIL_ITEMS else value.tolist()
+        except Exception:  # noqa: BLE001 - whatever it is, its text will do
+            return clean_text(repr(value)[:200])
+        cut = jsonable(values, depth + 1)
+        return cut + [f"… {size - MAX_DETAIL_ITEMS} more"] if size > MAX_DETAIL_ITEMS else cut
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = list(value)
+        cut = [jsonable(v, depth + 1) for v in items[:MAX_DETAIL_ITEMS]]
+        if len(items) > MAX_DETAIL_ITEMS:
+            cut.append(f"… {len(items) - MAX_DETAIL_ITEMS} more")
+        return cut
+    return clean_text(str(value))
 
 
 @dataclass
@@ -22,10 +75,19 @@ class CheckResult:
     message: str = ""
     details: dict[str, Any] = field(default_factory=dict)
     duration_s: float = 0.0
+    # The smallest input found that makes this check fail, as Python a learner can paste (in full
+    # when it is small), or a description of it; "" when there is none to show.
+    failing_input: str = ""
+
+    def __post_init__(self) -> None:
+        self.name, self.message, self.failing_input = clean_text(self.name), clean_text(self.message), clean_text(self.failing_input)
+        self.details = jsonable(dict(self.details or {}))
+        self.duration_s = float(self.duration_s) if math.isfinite(float(self.duration_s)) else 0.0
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "CheckResult":
-        return cls(data["name"], data["status"], data.get("message", ""), dict(data.get("details") or {}), float(data.get("duration_s", 0.0)))
+        return cls(data["name"], data["status"], data.get("message", ""), dict(data.get("details") or {}), float(data.get("duration_s", 0.0)),
+                   data.get("failing_input", ""))
 
 
 @dataclass
@@ -38,6 +100,9 @@ class GradeResult:
     device: str = "cpu"
     duration_s: float = 0.0
     internal_error: bool = False  # a defect in mlprep or the grader, not the learner's fault
+
+    def __post_init__(self) -> None:
+        self.message, self.output = clean_text(self.message), clean_text(self.output)
 
     @property
     def passed(self) -> bool:
@@ -63,7 +128,7 @@ class GradeResult:
         )
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, allow_nan=False, default=str)
+        return json.dumps(self.to_dict(), indent=2, allow_nan=False)
 
 
 def overall_status(checks: list[CheckResult]) -> str:
@@ -87,13 +152,25 @@ def summary_message(checks: list[CheckResult]) -> str:
     return f"{len(bad)} of {len(ran)} checks did not pass{tail}; first: {bad[0].name}: {bad[0].message.splitlines()[0] if bad[0].message else bad[0].status}"
 
 
+# Characters XML 1.0 cannot carry at all, even escaped (most C0 controls, lone surrogates, U+FFFE/F).
+_NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml_text(text: str) -> str:
+    """Text XML can hold: each forbidden character written out as \\xNN (what the learner printed stays readable)."""
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def to_junit(results: list[GradeResult]) -> str:
     """JUnit XML: one testsuite per exercise, one testcase per check (fail -> failure, error/timeout -> error)."""
     from xml.etree import ElementTree as ET  # only for --junit
 
+    def element(parent: Any, tag: str, **attributes: str) -> Any:
+        return ET.SubElement(parent, tag, {key: _xml_text(value) for key, value in attributes.items()})
+
     suites = ET.Element("testsuites")
     for result in results:
-        suite = ET.SubElement(
+        suite = element(
             suites,
             "testsuite",
             name=result.id,
@@ -104,12 +181,15 @@ def to_junit(results: list[GradeResult]) -> str:
             time=f"{result.duration_s:.3f}",
         )
         for check in result.checks:
-            case = ET.SubElement(suite, "testcase", classname=result.id, name=check.name, time=f"{check.duration_s:.3f}")
-            text = check.message + ("\n" + json.dumps(check.details, default=str) if check.details else "")
+            case = element(suite, "testcase", classname=result.id, name=check.name, time=f"{check.duration_s:.3f}")
+            text = check.message + (f"\nsmallest failing input: {check.failing_input}" if check.failing_input else "")
+            text += "\n" + json.dumps(check.details, allow_nan=False) if check.details else ""
             if check.status == "fail":
-                ET.SubElement(case, "failure", message=check.message.splitlines()[0] if check.message else "").text = text
+                element(case, "failure", message=check.message.splitlines()[0] if check.message else "").text = _xml_text(text)
             elif check.status in ("error", "timeout"):
-                ET.SubElement(case, "error", message=check.status + (": " + check.message.splitlines()[0] if check.message else ""), type=check.status).text = text
+                element(case, "error", message=check.status + (": " + check.message.splitlines()[0] if check.message else ""), type=check.status).text = _xml_text(text)
             elif check.status == "skip":
-                ET.SubElement(case, "skipped", message=check.message)
+                element(case, "skipped", message=check.message)
+        if result.output:
+            element(suite, "system-out").text = _xml_text(result.output)
     return ET.tostring(suites, encoding="unicode")

@@ -133,6 +133,10 @@ MIGRATIONS: list[tuple[str, ...]] = [
             PRIMARY KEY (interview_id, position)
         )""",
     ),
+    (
+        # The smallest failing input of each failed check (Python a learner can paste).
+        "ALTER TABLE check_results ADD COLUMN failing_input TEXT NOT NULL DEFAULT ''",
+    ),
 ]
 
 
@@ -375,10 +379,10 @@ class Store:
             )
             grade_id = cursor.lastrowid
             db.executemany(
-                """INSERT INTO check_results (grade_id, position, name, status, message, details_json, duration_s)
-                   VALUES (?, ?, ?, ?, ?, ?, ?)""",
+                """INSERT INTO check_results (grade_id, position, name, status, message, details_json, duration_s, failing_input)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
                 [
-                    (grade_id, i, c.name, c.status, c.message, json.dumps(c.details, default=str), float(c.duration_s))
+                    (grade_id, i, c.name, c.status, c.message, json.dumps(c.details, default=str), float(c.duration_s), c.failing_input)
                     for i, c in enumerate(result.checks)
                 ],
             )
@@ -404,12 +408,12 @@ class Store:
 
     def check_results(self, grade_id: int) -> list[CheckResult]:
         rows = self._read(
-            "SELECT name, status, message, details_json, duration_s FROM check_results WHERE grade_id = ? ORDER BY position",
+            "SELECT name, status, message, details_json, duration_s, failing_input FROM check_results WHERE grade_id = ? ORDER BY position",
             (grade_id,),
         )
         from mlprep.results import CheckResult
 
-        return [CheckResult(n, s, m, json.loads(d), t) for n, s, m, d, t in rows]
+        return [CheckResult(n, s, m, json.loads(d), t, i) for n, s, m, d, t, i in rows]
 
     def grade_result(self, grade_id: int) -> GradeResult:
         rows = self._read("SELECT result_json FROM grades WHERE id = ?", (grade_id,))

@@ -29,6 +29,7 @@ from mlprep.store import Store
 
 WAIT_S = 30.0  # generous: a first grade imports the grading stack on a loaded CI machine
 WIDTH, HEIGHT = 120, 50
+END_MARKER = "[mlprep-test: shell done]"  # printed after everything the shell reports about mlprep
 
 
 def attempt_file(folder: Path, exercise_id: str) -> Path:
@@ -64,12 +65,13 @@ class Terminal:
         return done.stdout
 
     def start(self, *mlprep_args: str) -> None:
-        """Run `python -m mlprep ARGS`; afterwards the shell prints its exit status and the
-        terminal's settings, so a test can see both (the window stays open)."""
+        """Run `python -m mlprep ARGS`; afterwards the shell prints its exit status, the terminal's
+        settings and an end marker, so a test can see all of it once the marker is there (the window
+        stays open)."""
         # COLUMNS and LINES unset: the window's size is the terminal's, as for a person.
         command = shlex.join(["env", "-u", "COLUMNS", "-u", "LINES", *(f"{k}={v}" for k, v in self.env.items()), sys.executable, "-m", "mlprep", *mlprep_args])
         # `trap : INT`: Ctrl-C reaches the whole foreground group; the shell must outlive it to report.
-        script = f'trap : INT; {command}; echo "[exit $?]"; stty -a | tr "\\n" " "; echo; exec sleep 600'
+        script = f'trap : INT; {command}; echo "[exit $?]"; stty -a | tr "\\n" " "; echo; echo "{END_MARKER}"; exec sleep 600'
         self._tmux("-f", "/dev/null", "new-session", "-d", "-x", str(WIDTH), "-y", str(HEIGHT), "-s", "main", "sh", "-c", script)
 
     def screen(self, history: bool = False) -> str:
@@ -92,7 +94,9 @@ class Terminal:
             time.sleep(0.1)
 
     def wait_for_exit(self, status: int) -> str:
-        screen = self.wait_for(re.compile(r"\[exit \d+\]").search, history=True)
+        """The screen once the shell has printed everything after mlprep (status, stty, end marker):
+        waiting for `[exit N]` alone would race the stty line printed after it."""
+        screen = self.wait_for(lambda s: END_MARKER in s, history=True)
         assert f"[exit {status}]" in screen, screen
         return screen
 

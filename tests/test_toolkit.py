@@ -90,6 +90,8 @@ def test_shape_dtype_scalar_and_sequence_helpers():
 class ScriptedSubmission:
     """Stands in for the sandbox: returns the given outputs in order."""
 
+    last_request = None
+
     def __init__(self, *outputs):
         self.outputs = list(outputs)
 

@@ -12,27 +12,36 @@ Checks run in the judge process, which never runs learner code; the learner's co
 process (see _runner and _sandbox) that only ever hands back plain data. So whatever the learner's
 code does to NumPy, torch or this module inside its own process, the comparisons here are untouched.
 
+The smallest failing input comes with every failed check without any work in the grader: the
+Submission remembers each call it makes, and a check that fails reports the call whose result it was
+judging (the last one, unless the grader names another with `on_input`), written as Python the
+learner can paste (see _repro). So a check should try its cases from small to large; where random
+cases are drawn, `shrink_on_failure` asks Hypothesis for a smaller failing case once one fails.
+
 This module imports NumPy but not torch: NumPy-only graders stay fast. Torch is imported lazily by
-the helpers that need it.
+the helpers that need it, and Hypothesis only once a check has failed and shrinks.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import inspect
 import time
 import tracemalloc
 from dataclasses import dataclass
-from typing import Any, Callable, NoReturn, Sequence
+from typing import Any, Callable, Iterator, NoReturn, Sequence
 
 import numpy as np
 
-from mlprep.grading._wire import Opaque, decode, encode
+from mlprep.grading._repro import Call, Described, complete, literal
+from mlprep.grading._wire import Opaque, decode, encode, origin_device
 
 __all__ = [
-    "check", "CheckFailed", "fail", "Opaque", "Submission", "Context",
-    "assert_close", "assert_equal", "assert_finite", "assert_shape", "assert_dtype", "tolerance_for",
-    "expect_sequence", "as_float", "inputs_unchanged", "invariance_probe", "gradcheck_float64", "value_and_grad",
-    "peak_traced_memory", "time_ratio", "GraderDefect",
+    "check", "scenario", "CheckFailed", "fail", "Opaque", "Submission", "Context", "Call", "on_input", "shrink_on_failure",
+    "assert_close", "assert_equal", "assert_finite", "assert_shape", "assert_dtype", "assert_returns_like", "assert_keeps_precision",
+    "tolerance_for", "expect_sequence", "as_float", "inputs_unchanged", "invariance_probe", "gradcheck_float64", "value_and_grad",
+    "peak_traced_memory", "time_ratio", "origin_device", "GraderDefect",
 ]
 
 # torch.testing.assert_close's defaults, per dtype: (rtol, atol).
@@ -54,33 +63,64 @@ class CheckSpec:
     name: str
     fn: Callable
     devices: tuple[str, ...] | None  # None: device-independent, runs once
+    uses: tuple[str, ...] | None = None  # the interface names it calls; None: all of them
 
 
-def check(name: str, *, devices: Sequence[str] | None = None) -> Callable:
-    """Mark `fn(sub, ctx)` as a check. devices=("cpu", "cuda") runs it once per device."""
+def check(name: str, *, devices: Sequence[str] | None = None, uses: Sequence[str] | None = None) -> Callable:
+    """Mark `fn(sub, ctx)` as a check. devices=("cpu", "cuda") runs it once per device. `uses` names
+    the functions (or classes) of the interface it calls, when not all of them: after one of them
+    hits its time limit, the checks that use it again are not run (a hang costs one time limit)."""
 
     def mark(fn: Callable) -> Callable:
-        fn.__mlprep_check__ = CheckSpec(name, fn, tuple(devices) if devices else None)
+        fn.__mlprep_check__ = CheckSpec(name, fn, tuple(devices) if devices else None, tuple(uses) if uses else None)
+        return fn
+
+    return mark
+
+
+def scenario(*, repro: Callable[..., Call | str]) -> Callable:
+    """Mark a grader's scenario function with how its input reads as learner code:
+    `repro(interface, *args, **kwargs)` returns a Call (or code text) for the same arguments as the
+    scenario; `interface.params(fn_name)` gives the interface's parameter names. Without one, a
+    scenario's input is shown as the scenario's own call."""
+
+    def mark(fn: Callable) -> Callable:
+        fn.repro = repro
         return fn
 
     return mark
 
 
 class CheckFailed(Exception):
-    """A wrong answer: the message is for the learner, details are numbers for --json."""
+    """A wrong answer: the message is for the learner, details are numbers for --json, and
+    failing_input the call that gave it (None: the submission's last call)."""
 
-    def __init__(self, message: str, details: dict[str, Any] | None = None):
+    def __init__(self, message: str, details: dict[str, Any] | None = None, failing_input: Call | None = None):
         super().__init__(message)
         self.message = message
         self.details = details or {}
+        self.failing_input = failing_input
 
 
 class GraderDefect(Exception):
     """The grader or the reference is wrong: reported as mlprep's fault, never the learner's."""
 
 
-def fail(message: str, **details: Any) -> NoReturn:
-    raise CheckFailed(message, details)
+def fail(message: str, *, failing_input: Call | None = None, **details: Any) -> NoReturn:
+    raise CheckFailed(message, details, failing_input)
+
+
+@contextlib.contextmanager
+def on_input(call: Call) -> Iterator[None]:
+    """A check that fails inside this block reports `call` as its failing input (unless a failure
+    inside named a more precise one): for checks that judge one call out of several made together,
+    such as a step of a trajectory run in one scenario."""
+    try:
+        yield
+    except CheckFailed as failure:
+        if failure.failing_input is None:
+            failure.failing_input = call
+        raise
 
 
 def _join(*parts: str) -> str:
@@ -94,41 +134,102 @@ def _scenario(scenario: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # The two handles a check gets
 # ---------------------------------------------------------------------------------------------
-class Submission:
-    """The learner's code, reachable only through the sandbox."""
+@dataclass
+class _Request:
+    """One request as sent: what it ran, and its encoded arguments (decoded again only to show them)."""
 
-    def __init__(self, sandbox: Any, device: str, timeout_s: float):
+    op: str  # "call" or "run"
+    name: str  # the learner function, or the scenario's name
+    scenario: Callable | None
+    encoded_args: bytes
+
+
+class Submission:
+    """The learner's code, reachable only through the sandbox.
+
+    All its calls share one deadline: the check's time limit (see the engine), which `grant`
+    extends for extra work the reference never does (shrinking a failure), within the grade's
+    budget. It remembers its last request, the failing input a check reports by default."""
+
+    def __init__(self, sandbox: Any, device: str, limit_s: float, grant_budget: Callable[[float], float] | None = None):
         self._sandbox = sandbox
         self.device = device
-        self._timeout_s = timeout_s
-        # One budget for the whole check, however many calls it makes.
-        self._deadline = time.monotonic() + timeout_s
+        self.limit_s = limit_s
+        self._deadline = time.monotonic() + limit_s
+        self._grant_budget = grant_budget or (lambda seconds: seconds)
         self.last_mutated: list[str] = []
         self.last_elapsed_s = 0.0
+        self.last_request: _Request | None = None
+        self.in_flight: _Request | None = None  # set while a request is running, kept if it never came back
 
     def call(self, fn: str, *args: Any, **kwargs: Any) -> Any:
         """Call the learner's `fn(*args, **kwargs)`; tensors in the arguments move to this check's device."""
-        return self._request({"op": "call", "fn": fn, "args": list(args), "kwargs": kwargs}, f"running {fn}()")
+        return self._request({"op": "call", "fn": fn, "args": list(args), "kwargs": kwargs}, f"running {fn}()", None)
 
     def run(self, scenario: Callable, *args: Any, **kwargs: Any) -> Any:
         """Run `scenario(learner_module, *args, **kwargs)` in the sandbox; scenario is a module-level function."""
         return self._run(scenario, args, kwargs)
 
+    def remaining_s(self) -> float:
+        return max(self._deadline - time.monotonic(), 0.0)
+
+    def grant(self, seconds: float) -> float:
+        """Extend this check's deadline by up to `seconds` (what the grade's budget allows); returns the extension."""
+        granted = max(0.0, self._grant_budget(seconds))
+        self._deadline += granted
+        return granted
+
     def _run(self, scenario: Callable, args: Sequence[Any], kwargs: dict, cutoff_s: float | None = None) -> Any:
         message = {"op": "run", "module": scenario.__module__, "scenario": scenario.__name__, "args": list(args), "kwargs": kwargs}
-        return self._request(message, f"running the scenario {scenario.__name__}", cutoff_s=cutoff_s)
+        return self._request(message, f"running the scenario {scenario.__name__}", scenario, cutoff_s=cutoff_s)
 
-    def _request(self, message: dict[str, Any], during: str, cutoff_s: float | None = None) -> Any:
+    def _request(self, message: dict[str, Any], during: str, scenario: Callable | None, cutoff_s: float | None = None) -> Any:
         message["device"] = self.device
+        request = _Request(message["op"], message.get("fn") or message["scenario"], scenario,
+                           encode({"args": message["args"], "kwargs": message["kwargs"]}))
+        self.in_flight = self.last_request = request
         start = time.perf_counter()
-        remaining = max(self._deadline - time.monotonic(), 0.0)
+        remaining = self.remaining_s()
         if cutoff_s is not None and cutoff_s < remaining:
             reply = self._sandbox.request(message, cutoff_s, during, limit_s=cutoff_s)
         else:
-            reply = self._sandbox.request(message, remaining, during, limit_s=self._timeout_s)
+            reply = self._sandbox.request(message, remaining, during, limit_s=self.limit_s)
+        self.in_flight = None
         self.last_elapsed_s = time.perf_counter() - start
         self.last_mutated = list(reply.get("mutated") or [])
         return reply["value"]
+
+
+class Interface:
+    """The exercise's interface as the reference defines it: parameter names, for messages and inputs."""
+
+    def __init__(self, reference: Any):
+        self._reference = reference
+
+    def params(self, fn_name: str) -> list[str]:
+        try:
+            return list(inspect.signature(getattr(self._reference, fn_name)).parameters)
+        except (AttributeError, TypeError, ValueError):
+            return []
+
+    def param(self, fn_name: str, index: int) -> str:
+        names = self.params(fn_name)
+        return names[index] if index < len(names) else f"argument {index + 1}"
+
+
+def request_as_call(request: _Request, interface: Interface) -> Call:
+    """A request as the learner's code it ran: a learner call as written, a scenario through its
+    `repro` (see `scenario`), or else as the scenario's own call on the learner's module."""
+    data = decode(request.encoded_args)
+    args, kwargs = data["args"], data["kwargs"]
+    if request.op == "call":
+        return Call(request.name, *args, **kwargs)
+    repro = getattr(request.scenario, "repro", None)
+    if repro is not None:
+        made = repro(interface, *args, **kwargs)
+        return made if isinstance(made, Call) else Call.code(str(made))
+    where = (request.scenario.__module__ if request.scenario else "").removeprefix("mlprep_grader_")
+    return Call(request.name, Described("your_module"), *args, **kwargs, note=f"the grader's scenario {request.name} ({where})")
 
 
 class Context:
@@ -137,6 +238,7 @@ class Context:
     def __init__(self, device: str, reference: Any, reference_sandbox: Callable[[], Submission] | None = None):
         self.device = device
         self.reference = reference
+        self.interface = Interface(reference)
         self._reference_sandbox = reference_sandbox
         self._reference_submission: Submission | None = None
 
@@ -383,6 +485,49 @@ def assert_dtype(got: Any, dtype: Any, *, what: str, scenario: str = "", hint: s
         fail(_join(f"{what}{_scenario(scenario)}: expected dtype {expected}, got {actual}.", hint), expected=expected, got=actual)
 
 
+def _kind_of(value: Any) -> str:
+    if _is_tensor(value):
+        return "torch"
+    if isinstance(value, (np.ndarray, np.generic)):
+        return "numpy"
+    return type(value).__name__
+
+
+def assert_returns_like(got: Any, like: Any, *, what: str, scenario: str = "", device: str | None = None) -> None:
+    """An array-agnostic result comes back as its input came in: a torch tensor on the input's device
+    for a torch input, a NumPy array (or NumPy scalar, for a 0-d input) for a NumPy input. `device`
+    is where the input lived in the sandbox (the check's device, `sub.device`); default: like's."""
+    want, actual = _kind_of(like), _kind_of(got)
+    if want == "torch":
+        if actual != "torch":
+            fail(f"{what}{_scenario(scenario)}: expected a torch tensor for torch inputs, got {_describe(got)}; keep torch inputs"
+                 " in torch (torch in, torch out) instead of converting them with np.asarray or .numpy()", expected="torch.Tensor", got=actual)
+        expected_device = device or origin_device(like)
+        if origin_device(got).split(":")[0] != expected_device.split(":")[0]:
+            fail(f"{what}{_scenario(scenario)}: expected a tensor on {expected_device}, the input's device, got one on"
+                 f" {origin_device(got)}; create new tensors on the input's device (torch.zeros_like(x), .to(x.device))",
+                 expected=expected_device, got=origin_device(got))
+    elif want == "numpy" and actual != "numpy":
+        fail(f"{what}{_scenario(scenario)}: expected a NumPy array for NumPy inputs, got {_describe(got)}", expected="numpy.ndarray", got=actual)
+
+
+_FLOAT_BITS = {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64}
+
+
+def assert_keeps_precision(got: Any, input_dtype: Any, *, what: str, scenario: str = "", hint: str = "") -> None:
+    """A result computed from float64 inputs carries float64 precision: a Python float or a float64
+    array, tensor or scalar, never float32 or lower (a hidden .float() or float32 constant). Results
+    of float16/bfloat16 inputs may be float32 (the usual mixed-precision practice) or wider."""
+    expected = _dtype_name(input_dtype)
+    if expected not in _FLOAT_BITS or isinstance(got, (float, int)) or not _is_numeric(got):
+        return
+    actual = _dtype_name(got.dtype)
+    if actual in _FLOAT_BITS and _FLOAT_BITS[actual] < min(_FLOAT_BITS[expected], 32 if expected != "float64" else 64):
+        fail(_join(f"{what}{_scenario(scenario)}: the inputs are {expected} but the result is {actual}, so it was computed with"
+                   f" less precision than the inputs carry; keep the whole computation in {expected} (look for .float(), a"
+                   f" {actual} constant or dtype=... on the way).", hint), expected=expected, got=actual)
+
+
 # ---------------------------------------------------------------------------------------------
 # Probes and budgets
 # ---------------------------------------------------------------------------------------------
@@ -404,16 +549,29 @@ def invariance_probe(sub: Submission, fn_name: str, args: Sequence[Any], changed
     before j), padding (perturb the pads, even to huge values; graded = the real positions), permutation
     (permute a set; graded = the output with the permutation undone, or a pooled output). `graded(out)`
     gets each output (already checked to be numeric, of `shape` when given) and returns the part that
-    must stay put. The learner's two outputs are compared with each other, NaN equal to NaN."""
+    must stay put, or a dict of named parts ({"outputs at real queries": ..., ...}): the message then
+    names the part that moved, and `what` heads it. The learner's two outputs are compared with each
+    other, NaN equal to NaN; the failing input is the unchanged call."""
     base = sub.call(fn_name, *args, **(kwargs or {}))
+    base_call = sub.last_request
     changed = sub.call(fn_name, *changed_args, **(kwargs or {}))
-    for output in (base, changed):
-        if not _is_numeric(output):
-            fail(_join(f"{what}{_scenario(scenario)}: expected an array or tensor from {fn_name}(), got {_describe(output)}.", hint))
-        if shape is not None:
-            assert_shape(output, shape, what=f"{fn_name}() output", scenario=scenario)
-    pick = graded or (lambda output: output)
-    assert_close(pick(changed), pick(base), what=what, scenario=scenario, equal_nan=True, hint=hint)
+    try:
+        for output in (base, changed):
+            if not _is_numeric(output):
+                fail(_join(f"{what}{_scenario(scenario)}: expected an array or tensor from {fn_name}(), got {_describe(output)}.", hint))
+            if shape is not None:
+                assert_shape(output, shape, what=f"{fn_name}() output", scenario=scenario)
+        pick = graded or (lambda output: output)
+        parts_changed, parts_base = pick(changed), pick(base)
+        if not isinstance(parts_base, dict):
+            parts_changed, parts_base = {what: parts_changed}, {what: parts_base}
+        for part, base_part in parts_base.items():
+            label = part if part == what else f"{what}: {part}"
+            assert_close(parts_changed[part], base_part, what=label, scenario=scenario, equal_nan=True, hint=hint)
+    except CheckFailed as failure:
+        if failure.failing_input is None and base_call is not None:
+            failure.failing_input = request_as_call(base_call, Interface(None))
+        raise
 
 
 def value_and_grad(module: Any, fn_name: str, args: Sequence[Any], wrt: Sequence[int], kwargs: dict | None = None,
@@ -443,11 +601,21 @@ def value_and_grad(module: Any, fn_name: str, args: Sequence[Any], wrt: Sequence
 _gradchecked: set[tuple[str, str]] = set()
 
 
+def _value_and_grad_repro(interface: "Interface", fn_name: str, args: Sequence[Any], wrt: Sequence[int], kwargs: dict | None = None,
+                          output_index: int | None = None, seed: int = 0, output_mask: Any = None) -> Call:
+    names = ", ".join(interface.param(fn_name, i) for i in wrt)
+    output = "output" if output_index is None else f"output[{output_index}]"
+    return Call(fn_name, *args, **(kwargs or {}), note=f"and the gradient of sum({output} * w) w.r.t. {names}, w fixed random numbers")
+
+
+value_and_grad.repro = _value_and_grad_repro
+
+
 def gradcheck_float64(sub: Submission, ctx: Context, fn_name: str, args: Sequence[Any], wrt: Sequence[int], *,
                       scenario: str, kwargs: dict | None = None, output_index: int | None = None, output_mask: Any = None,
                       hint: str = "") -> None:
     """The learner's float64 autograd gradients equal the true ones (the reference's, itself verified by
-    torch.autograd.gradcheck against central differences). Arguments are numbered from 1 in messages."""
+    torch.autograd.gradcheck against central differences). Inputs are named as the interface names them."""
     import torch
 
     got = sub.run(value_and_grad, fn_name, list(args), list(wrt), kwargs, output_index, 0, output_mask)
@@ -456,7 +624,7 @@ def gradcheck_float64(sub: Submission, ctx: Context, fn_name: str, args: Sequenc
     got_value, got_grads = expect_sequence(got, 2, what=f"gradient of {fn_name}()", scenario=scenario)
     got_grads = expect_sequence(got_grads, len(want_grads), what=f"gradients of {fn_name}()", scenario=scenario)
     for i, got_grad, want_grad in zip(wrt, got_grads, want_grads):
-        what = f"d(output)/d(argument {i + 1}) of {fn_name}()"
+        what = f"d(output)/d({ctx.interface.param(fn_name, i)}) of {fn_name}()"
         if got_grad is None:
             fail(_join(f"{what}{_scenario(scenario)}: no gradient reached this input; the output must be computed from it with torch operations.", hint))
         assert_finite(got_grad, what=what, scenario=scenario, hint=hint or "gradients must stay finite: avoid log(0), 0/0 and inf - inf, also in masked branches")
@@ -499,6 +667,9 @@ def peak_traced_memory(module: Any, fn_name: str, args: Sequence[Any], kwargs: d
     return result, peak
 
 
+peak_traced_memory.repro = lambda interface, fn_name, args, kwargs=None: Call(
+    fn_name, *args, **(kwargs or {}), note="its peak memory traced with tracemalloc")
+
 # Bound at import, before any learner code runs in the sandbox.
 _tm_start, _tm_stop, _tm_is_tracing, _tm_get_traced_memory = tracemalloc.start, tracemalloc.stop, tracemalloc.is_tracing, tracemalloc.get_traced_memory
 
@@ -535,3 +706,79 @@ def time_ratio(sub: Submission, ctx: Context, scenario: Callable, *args: Any, re
         learner.append(sub.last_elapsed_s)
     best_learner, best_reference = min(learner), max(min(reference), 1e-9)
     return best_learner, best_reference, best_learner / best_reference
+
+
+# ---------------------------------------------------------------------------------------------
+# Shrinking
+# ---------------------------------------------------------------------------------------------
+SHRINK_BUDGET_S = 1.0  # extra time a failed check may spend looking for a smaller failing case (the grade caps the total)
+SHRINK_EXAMPLES = 200  # cases Hypothesis may try before it gives up finding a failing one
+
+
+class _StopShrinking(BaseException):
+    """Out of time, or the sandbox is gone: a BaseException, so Hypothesis does not take it for a failure."""
+
+
+@contextlib.contextmanager
+def shrink_on_failure(sub: Submission, cases: Callable[[], Any], verify: Callable[[Any], None], *,
+                      budget_s: float = SHRINK_BUDGET_S, max_examples: int = SHRINK_EXAMPLES) -> Iterator[None]:
+    """If the block fails, look for the smallest case that fails too, and report that one instead.
+
+    `cases()` returns a Hypothesis strategy of cases of this check (drawn and shrunk by Hypothesis:
+    shapes shrink toward 0-d and 1 element, numbers toward 0 and small integers), and `verify(case)`
+    checks one case against the learner's code, raising CheckFailed (with a message about that case)
+    when it fails. Hypothesis runs only after the block failed, deterministically (derandomized, no
+    database), within `budget_s` extra seconds (and what is left of the grade's allowance for
+    shrinking); when the block's failing input is already small enough to show in full, when
+    Hypothesis finds no failing case, or when the learner's code raises or hangs on the ones it
+    tries, the block's own failure stands. Order a check's own cases small to large first: a small
+    case that fails needs no shrinking."""
+    try:
+        yield
+    except CheckFailed as original:
+        if original.failing_input is None and sub.last_request is not None:
+            original.failing_input = request_as_call(sub.last_request, Interface(None))
+        if original.failing_input is not None and complete(str(original.failing_input)):
+            raise
+        smaller = _smallest_failure(sub, cases, verify, budget_s, max_examples)
+        if smaller is None:
+            raise
+        first = original.details.get("scenario") or original.message.split(":")[0]
+        smaller.message = f"{smaller.message} (The smallest failing case found by shrinking; the check first failed on: {first}.)"
+        smaller.details.setdefault("first_failure", str(first))
+        raise smaller from None
+
+
+def _smallest_failure(sub: Submission, cases: Callable[[], Any], verify: Callable[[Any], None], budget_s: float,
+                      max_examples: int) -> CheckFailed | None:
+    from hypothesis import HealthCheck, Verbosity, find, settings
+    from hypothesis.errors import NoSuchExample, Unsatisfiable
+
+    from mlprep.grading._runner import SubmissionProblem, SubmissionRaised
+
+    deadline = time.monotonic() + sub.grant(budget_s)
+    found: list[CheckFailed] = []
+
+    def fails(case: Any) -> bool:
+        if time.monotonic() > deadline:
+            raise _StopShrinking
+        try:
+            verify(case)
+        except CheckFailed as failure:
+            if failure.failing_input is None and sub.last_request is not None:
+                failure.failing_input = request_as_call(sub.last_request, Interface(None))
+            found.append(failure)  # Hypothesis only ever accepts smaller failing cases: the last is the smallest
+            return True
+        except SubmissionRaised:
+            return False  # raising on this case is another kind of failure, not this check's
+        except SubmissionProblem:
+            raise _StopShrinking from None  # a crash or a hang: the sandbox is gone
+        return False
+
+    quiet = settings(database=None, derandomize=True, max_examples=max_examples, deadline=None,
+                     suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
+    try:
+        find(cases(), fails, settings=quiet)
+    except (_StopShrinking, NoSuchExample, Unsatisfiable):
+        pass
+    return found[-1] if found else None

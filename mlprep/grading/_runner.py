@@ -27,7 +27,6 @@ from mlprep.grading._forkserver import ForkServerError, children_of, descendants
 OUTPUT_KEEP_BYTES = 16 * 1024  # what we keep of the learner's prints, to show them
 OUTPUT_FLOOD_BYTES = 1 * 2**20  # more than this in one check is a flood and fails the check
 BOOT_TIMEOUT_S = 60.0  # mlprep's own start of a sandbox (forking, loading the grader if the server could not)
-IMPORT_GRACE_S = 5.0  # on top of the per-check limit for importing the learner's file: a library the server has not loaded
 
 
 class SubmissionProblem(Exception):
@@ -55,14 +54,16 @@ class SandboxBroken(Exception):
     """mlprep's own part of the sandbox failed before the learner's file was imported."""
 
 
-def describe_error(error: dict[str, Any]) -> str:
+def describe_error(error: dict[str, Any], memory_mb: int = 0) -> str:
     kind = error.get("kind")
     if kind == "not_implemented":
         return f"not implemented yet: NotImplementedError: {error.get('message', '')}".rstrip(": ")
     if kind == "exit":
         return f"your code {error['message']}; return a value instead of exiting"
     if kind == "memory":
-        return "your code ran out of memory (MemoryError): it allocated more than this exercise allows"
+        allowed = f"the {memory_mb} MiB of memory this exercise allows (memory_mb)" if memory_mb > 0 else "the memory this machine has"
+        text = f"your code ran out of memory (MemoryError): it tried to allocate more than {allowed}"
+        return text + (f"\n{error['traceback']}" if error.get("traceback") else "")
     if kind == "unencodable":
         return f"the value your code returned could not be read back ({error.get('type')}: {error.get('message')})"
     text = f"your code raised {error.get('type')}: {error.get('message')}"
@@ -85,7 +86,7 @@ class SandboxConfig:
     grader_module: str
     functions: tuple[str, ...]
     memory_mb: int
-    timeout_s: float
+    import_limit_s: float  # the longest mlprep waits for the learner's file to import
 
 
 class Sandbox:
@@ -101,8 +102,9 @@ class Sandbox:
         self.missing: list[str] = []
 
     # -- lifecycle -------------------------------------------------------------------------------
-    def start(self) -> None:
-        """Fork a sandbox and import the submission; raises SubmissionProblem if that fails."""
+    def start(self, import_limit_s: float | None = None) -> None:
+        """Fork a sandbox and import the submission within `import_limit_s` (default: the config's);
+        raises SubmissionProblem if that fails."""
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         output_r, output_w = os.pipe()
@@ -127,7 +129,7 @@ class Sandbox:
         self.exit_status = None
         self._to_child, self._from_child, self._status = to_child_w, from_child_r, status_r
         threading.Thread(target=self._drain_output, args=(output_r,), daemon=True).start()
-        self._limit_s = self.config.timeout_s + IMPORT_GRACE_S
+        self._limit_s = self.config.import_limit_s if import_limit_s is None else import_limit_s
         try:
             self._receive(BOOT_TIMEOUT_S, during="starting the sandbox")
         except SubmissionProblem as problem:
@@ -137,7 +139,7 @@ class Sandbox:
             error = reply["error"]
             if error.get("type") == "SyntaxError" or error.get("type") == "IndentationError":
                 raise SubmissionRaised(f"your file does not parse: {error['type']}: {error['message']}\n{error.get('traceback', '')}".rstrip(), error)
-            raise SubmissionRaised("importing your file failed: " + describe_error(error), error)
+            raise SubmissionRaised("importing your file failed: " + describe_error(error, self.config.memory_mb), error)
         self.missing = reply["missing"]
 
     def leftover_processes(self) -> list[int]:
@@ -212,7 +214,7 @@ class Sandbox:
         self._write(struct.pack("<Q", len(data)) + data, deadline, during)
         reply = self._receive(deadline - time.monotonic(), during)
         if not reply["ok"]:
-            raise SubmissionRaised(describe_error(reply["error"]), reply["error"])
+            raise SubmissionRaised(describe_error(reply["error"], self.config.memory_mb), reply["error"])
         return reply
 
     def _write(self, data: bytes, deadline: float, during: str) -> None:
@@ -260,7 +262,8 @@ class Sandbox:
     def _fail_timeout(self, during: str) -> None:
         limit = self._limit_s
         self.stop()
-        raise SubmissionTimeout(f"time limit of {limit:g} s reached while {during}: an infinite loop, a deadlock, or far too slow")
+        raise SubmissionTimeout(f"time limit of {limit:.3g} s reached while {during}: an infinite loop, a deadlock, or far too slow",
+                                {"limit_s": round(limit, 3)})
 
     def _fail_dead(self, during: str) -> None:
         wait_status = self._wait_status(5.0)

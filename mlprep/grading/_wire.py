@@ -106,7 +106,9 @@ def _to_tree(obj: Any, buffers: list[bytes], depth: int) -> Any:
 
 
 def decode(data: bytes, *, tensor_device: str | None = None) -> Any:
-    """Rebuild plain data. Tensors land on `tensor_device` (default: the CPU)."""
+    """Rebuild plain data. Tensors land on `tensor_device` (default: the CPU). Decoded without a
+    tensor_device (the judge's side), a tensor that lived on another device says which in its
+    `origin_device` attribute (see `origin_device`)."""
     if len(data) < 8:
         raise WireError("truncated message")
     (header_len,) = struct.unpack("<Q", data[:8])
@@ -118,6 +120,11 @@ def decode(data: bytes, *, tensor_device: str | None = None) -> Any:
         raise WireError(f"bad header: {exc}") from None
     buffers = _split_buffers(data[8 + header_len :], tree)
     return _from_tree(tree, buffers, tensor_device)
+
+
+def origin_device(value: Any) -> str:
+    """The device a tensor lived on before it crossed the wire ("cpu" for anything else)."""
+    return str(getattr(value, "origin_device", None) or getattr(value, "device", "cpu"))
 
 
 def _split_buffers(blob: bytes, tree: Any) -> list[bytes]:
@@ -195,6 +202,8 @@ def _from_tree(node: Any, buffers: list[bytes], tensor_device: str | None) -> An
         else:
             t = torch.from_numpy(np.frombuffer(raw, dtype=node["dtype"]).copy())
         t = t.reshape(node["shape"])
+        if tensor_device is None and node.get("device", "cpu") != "cpu":
+            t.origin_device = str(node["device"])
         if tensor_device is not None and tensor_device != "cpu":
             t = t.to(tensor_device)
         if node.get("requires_grad") and t.is_floating_point() and tensor_device is not None:
