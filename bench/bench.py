@@ -8,6 +8,9 @@ the ratio is median(command) / median(baseline). Targets:
 
 - `mlprep list`, `show`, `hint`, `progress`      <= 1.5x  `python -c "import typer"`
 - `mlprep grade adamw` on a correct attempt       <= 1.6x  `python -c "import torch"`
+- `mlprep grade adamw` on a known bug              <= 2.5x  `python -c "import torch"` (failing
+                                                  inputs found and shrunk included)
+- `mlprep grade adamw` on a file that never returns  within the exercise's time limit + 5 s
 - `mlprep selfcheck` of the whole bank            < 120 s wall (every reference, stub, known bug,
                                                   alternative), with the number of submissions graded
 
@@ -37,25 +40,39 @@ def mlprep_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "mlprep"]
 
 
-def wall(argv: list[str], env: dict[str, str]) -> float:
+def wall(argv: list[str], env: dict[str, str], ok: tuple[int, ...] = (0,)) -> float:
     start = time.perf_counter()
     done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     elapsed = time.perf_counter() - start
-    if done.returncode != 0:
+    if done.returncode not in ok:
         sys.exit(f"bench: {' '.join(argv)} exited with {done.returncode}: {done.stderr.decode(errors='replace')[-500:]}")
     return elapsed
 
 
-def compare(name: str, argv: list[str], baseline_name: str, baseline: list[str], target: float, runs: int, env: dict[str, str]) -> dict:
-    wall(argv, env), wall(baseline, env)  # warm the page cache; not counted
+def compare(name: str, argv: list[str], baseline_name: str, baseline: list[str], target: float, runs: int, env: dict[str, str],
+            ok: tuple[int, ...] = (0,)) -> dict:
+    wall(argv, env, ok), wall(baseline, env)  # warm the page cache (and measure the reference once); not counted
     command_s, baseline_s = [], []
     for _ in range(runs):
         baseline_s.append(wall(baseline, env))
-        command_s.append(wall(argv, env))
+        command_s.append(wall(argv, env, ok))
     command_median, baseline_median = statistics.median(command_s), statistics.median(baseline_s)
     ratio = command_median / baseline_median
     return {"what": name, "median_s": round(command_median, 3), "baseline": baseline_name, "baseline_median_s": round(baseline_median, 3),
             "ratio": round(ratio, 2), "target": f"<= {target:g}x", "meets": ratio <= target}
+
+
+def hang(env: dict[str, str], folder: Path) -> dict:
+    """One grade of an adamw that never returns: the whole grade's time against the exercise's limit + 5 s."""
+    sys.path.insert(0, str(REPO))
+    from mlprep.bank import load_bank
+
+    bound = load_bank(REPO).get("adamw").timeout_s + 5.0
+    path = folder / "never_returns.py"
+    path.write_text("def adamw(w, g, m, v, t, lr=1e-3, b1=0.9, b2=0.999, eps=1e-8, wd=0.01):\n    while True:\n        pass\n")
+    elapsed = wall([*mlprep_command(), "grade", "adamw", "--file", str(path)], env, ok=(1,))
+    return {"what": "mlprep grade adamw (never returns)", "median_s": round(elapsed, 2), "baseline": f"{bound:g} s", "baseline_median_s": bound,
+            "ratio": round(elapsed / bound, 2), "target": f"< {bound:g} s", "meets": elapsed < bound}
 
 
 def selfcheck(env: dict[str, str]) -> dict:
@@ -93,6 +110,15 @@ def main() -> int:
         rows = [compare(f"mlprep {' '.join(cmd)}", [*mlprep, *cmd], 'python -c "import typer"', typer_baseline, 1.5, args.runs, env)
                 for cmd in (["list"], ["show", "adamw"], ["hint", "adamw"], ["progress"])]
         rows.append(compare("mlprep grade adamw (correct attempt)", [*mlprep, "grade", "adamw"], 'python -c "import torch"', torch_baseline, 1.6, args.runs, env))
+        buggy = home / "no_bias_correction.py"
+        sys.path.insert(0, str(REPO))
+        from mlprep.bank import load_bank
+
+        adamw = load_bank(REPO).get("adamw")
+        buggy.write_text(next(b for b in adamw.bugs() if b.name == "no_bias_correction").apply(adamw.reference_path.read_text()))
+        rows.append(compare("mlprep grade adamw (a known bug)", [*mlprep, "grade", "adamw", "--file", str(buggy)], 'python -c "import torch"',
+                            torch_baseline, 2.5, args.runs, env, ok=(1,)))
+        rows.append(hang(env, home))
         if not args.skip_selfcheck:
             rows.append(selfcheck(env))
     finally:
@@ -100,7 +126,7 @@ def main() -> int:
 
     print(f"{'what':58} {'median':>8} {'baseline':>26} {'ratio':>6}  {'target':9} ok")
     for row in rows:
-        baseline = f"{row['baseline']} {row['baseline_median_s']:.3f}s" if row["baseline"] != "120 s" else "-"
+        baseline = f"{row['baseline']} {row['baseline_median_s']:.3f}s" if not row["baseline"].endswith(" s") else "-"
         print(f"{row['what']:58} {row['median_s']:>7.3f}s {baseline:>26} {row['ratio']:>6.2f}  {row['target']:9} {'yes' if row['meets'] else 'NO'}")
     print(f"({args.runs} runs of each command and baseline, alternating; medians; {os.cpu_count()} cores; python {sys.version.split()[0]})")
     if args.json_path:

@@ -2,32 +2,50 @@
 
 Attention expectations come from torch's F.scaled_dot_product_attention (in float64, on the CPU)
 with the combined causal & key-padding mask, with zeros for queries that see no key. Outputs at a
-pad query that does see keys are outside the contract, so they are never compared: before each
-comparison they are set to 0 in both outputs (`_real_queries`). The gradient checks only use
-left padding, where every position is graded (a pad query there sees no key and must be zero), so
-that a contraction over the whole output is fair.
+pad query that does see keys are outside the contract, so they are never compared. Each comparison
+judges two parts in turn: the real queries, then the queries that see no key (zeros). The gradient
+checks only use left padding, where every position is graded (a pad query there sees no key and must
+be zero), so that a contraction over the whole output is fair.
+
+Hints follow the evidence: a wrong attention output is compared with what the known mistakes give on
+the same input (`_mistakes`: triu, no diagonal, no scale, ...), and the hint names the one it equals,
+or says nothing beyond where the output is wrong; the probes run a control case that differs in one
+respect (only v changed, the same inputs in float32) to tell two causes apart.
 
 lm_loss takes a model, so it is exercised by the module-level scenario `lm_loss_scenario`, which
 builds one of the tiny causal models below in the sandbox, calls the learner's lm_loss, runs
 backward() and hands back observations (value, whether backward worked, parameter gradients).
 """
 
+import math
+from functools import partial
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from mlprep.grading import (
+    Call,
+    CheckFailed,
     GraderDefect,
     assert_close,
     assert_finite,
+    assert_keeps_precision,
+    assert_returns_like,
     assert_shape,
     check,
     fail,
     gradcheck_float64,
     inputs_unchanged,
     invariance_probe,
+    on_input,
+    scenario,
+    shrink_on_failure,
+    tolerance_for,
     value_and_grad,
 )
+
+ATTENTION, LOSS = ("causal_attention",), ("lm_loss",)  # what each check calls (`uses`)
 
 # keep patterns, one row per sequence (T = 6): every scenario names the ones it uses.
 ALL_REAL = [True, True, True, True, True, True]
@@ -36,9 +54,7 @@ LEFT_PADDED = [False, False, True, True, True, True]
 WITH_HOLES = [True, False, True, True, False, True]
 ALL_PAD = [False, False, False, False, False, False]
 
-MASK_HINT = ("Query t may attend to keys 0..t (diagonal included) that are real; masked scores must get zero"
-             " weight after the softmax (mask with -inf before it); the scores are q.k / sqrt(d); a query that sees"
-             " no key returns zeros.")
+NO_KEY_RULE = "A query that sees no key (no real key among 0..t) returns zeros."
 
 
 # ---------------------------------------------------------------------------------------------
@@ -46,6 +62,11 @@ MASK_HINT = ("Query t may attend to keys 0..t (diagonal included) that are real;
 # ---------------------------------------------------------------------------------------------
 def _qkv(rng, shape, dtype=torch.float64):
     return tuple(torch.from_numpy(rng.standard_normal(shape)).to(dtype) for _ in range(3))
+
+
+def _tensors(q, k, v, dtype=torch.float64):
+    """Hand-written q, k, v (nested lists) as tensors of `dtype`."""
+    return tuple(torch.tensor(x, dtype=dtype) for x in (q, k, v))
 
 
 def _keep(*rows):
@@ -62,6 +83,11 @@ def _sees_no_key(keep):
     return ~(keep.cpu().long().cumsum(dim=1) > 0)[:, None, :, None]
 
 
+def _real(keep):
+    """(B, 1, T, 1): True at real queries (a real query always sees at least its own key)."""
+    return keep.cpu()[:, None, :, None]
+
+
 def _expected(q, k, v, keep):
     """torch's SDPA in float64 with the combined mask; zeros for queries that see no key."""
     q, k, v = (t.detach().cpu().double() for t in (q, k, v))
@@ -72,107 +98,414 @@ def _expected(q, k, v, keep):
     return out.masked_fill(empty, 0.0)
 
 
-def _real_queries(out, keep):
-    """`out` with the positions outside the contract (pad queries that see keys) set to 0."""
-    graded = keep.cpu()[:, None, :, None] | _sees_no_key(keep)
-    return torch.where(graded, torch.as_tensor(out).detach().cpu(), 0.0)
+def _only(out, where):
+    """`out` (as a CPU tensor) with everything outside `where` (broadcast) set to 0: the part a comparison judges."""
+    return torch.where(where, torch.as_tensor(out).detach().cpu(), 0.0)
 
 
+def _shape(t):
+    return tuple(t.shape)
+
+
+def _dtype(t):
+    return str(t.dtype).removeprefix("torch.")
+
+
+def _explain(failure, hint):
+    """Leave `hint()` (a sentence, or ""; it may cost a control call) for the failure the check reports:
+    the engine runs it once, after shrinking has chosen that failure (CheckFailed.explain)."""
+    earlier = failure.explain
+    failure.explain = lambda: " ".join(h for h in ((earlier() if earlier else ""), hint()) if h)
+
+
+# ---------------------------------------------------------------------------------------------
+# Diagnosis: what the known mistakes give on the same input
+# ---------------------------------------------------------------------------------------------
+def _attend(q, k, v, allowed, *, scale=None, fill=float("-inf"), after_softmax=False, dim=-1, float32_softmax=False):
+    """Attention in float64 as a mistaken implementation computes it; NaN at queries where it is
+    undefined (nothing allowed to look at), which the comparisons leave out."""
+    q, k, v = (t.detach().cpu().double() for t in (q, k, v))
+    scores = (q @ k.transpose(-2, -1)) * (q.shape[-1] ** -0.5 if scale is None else scale)
+    if after_softmax:
+        weights = scores.softmax(dim).masked_fill(~allowed, 0.0)
+    else:
+        masked = scores.masked_fill(~allowed, fill)
+        weights = masked.float().softmax(dim).double() if float32_softmax else masked.softmax(dim)
+    return (weights @ v).masked_fill(~allowed.any(dim=-1, keepdim=True), float("nan"))
+
+
+def _mistakes(q, k, v, keep):
+    """(hint, output) for each known mistake, computed lazily: a hint says what the output equals."""
+    T, d = q.shape[-2], q.shape[-1]
+    causal = torch.ones(T, T, dtype=torch.bool)
+    keys = keep.cpu()[:, None, None, :]
+    allowed = causal.tril()[None, None] & keys
+    yield ("Your output is what attention over keys t..T-1 gives (the upper triangle, triu): query t looks at the past,"
+           " keys 0..t (torch.tril, diagonal included).", lambda: _attend(q, k, v, causal.triu()[None, None] & keys))
+    yield ("Your output is what attention over keys 0..t-1 gives, without the query's own key (tril(diagonal=-1)):"
+           " query t sees keys 0..t, itself included.", lambda: _attend(q, k, v, causal.tril(diagonal=-1)[None, None] & keys))
+    yield ("Your output is what attention over every real key gives, later ones included: add the causal mask (query t"
+           " sees keys 0..t only).", lambda: _attend(q, k, v, causal[None, None] & keys))
+    # keep ignored and keep on the query axis give the same real queries: both leave the pad KEYS visible.
+    yield ("Your output is what causal attention with the pad keys left visible gives (keep ignored, or applied on the"
+           " query axis): hide the pads on the KEY axis, the last axis of the scores (keep[:, None, None, :]), so that no"
+           " query gives them weight.", lambda: _attend(q, k, v, causal.tril()[None, None].expand(keep.shape[0], 1, T, T)))
+    yield ("Your output is what masked scores set to 0 instead of -inf give: exp(0) = 1 still gives the masked keys"
+           " weight; fill them with float('-inf') before the softmax.", lambda: _attend(q, k, v, allowed, fill=0.0))
+    yield ("Your output is what a softmax over all keys with the masked weights zeroed afterwards gives: the remaining"
+           " weights no longer sum to 1; mask the scores (-inf) before the softmax instead.",
+           lambda: _attend(q, k, v, allowed, after_softmax=True))
+    yield ("Your output is what scores without the 1 / sqrt(d) scale give: use q.k / sqrt(d).",
+           lambda: _attend(q, k, v, allowed, scale=1.0))
+    yield (f"Your output is what scores divided by d = {d} instead of sqrt(d) give: use q.k / sqrt(d).",
+           lambda: _attend(q, k, v, allowed, scale=1.0 / d))
+    yield ("Your output is what a softmax over the query axis (dim=-2) gives: normalise over the keys, the last axis"
+           " (dim=-1).", lambda: _attend(q, k, v, allowed, dim=-2))
+
+
+def _matches(got, variant, where, rtol, atol):
+    """Whether `got` equals `variant` on `where`: within tolerance where the variant is defined, and 0 or
+    NaN where it is not (a query with nothing to look at)."""
+    defined = where & variant.isfinite()
+    close = (got - variant).abs() <= atol + rtol * variant.abs()
+    undefined_ok = (got == 0) | got.isnan()
+    return bool(defined.any()) and bool(torch.where(defined, close, torch.where(where, undefined_ok, True)).all())
+
+
+def _diagnose(got, q, k, v, keep, rtol=None, atol=None):
+    """A hint for a wrong output at the real queries, from the evidence only: the known mistake whose output
+    it equals on this input (within 10x the comparison's tolerance), float32-sized errors on float64 inputs,
+    or where the wrong rows are; else ""."""
+    got = torch.as_tensor(got).detach().cpu().double()
+    want = _expected(q, k, v, keep)
+    where = _real(keep).expand(want.shape)
+    default_rtol, default_atol = tolerance_for(q.dtype)
+    rtol, atol = 10 * (default_rtol if rtol is None else rtol), 10 * (default_atol if atol is None else atol)
+    matching = []
+    for hint, variant in _mistakes(q, k, v, keep):
+        variant = variant()
+        differs = where & variant.isfinite() & ((variant - want).abs() > 10 * (atol + rtol * want.abs()))
+        if differs.any() and _matches(got, variant, where, rtol, atol):
+            matching.append(hint)
+    if matching:
+        return " Equally possible on this input: ".join(matching)  # two mistakes can agree on a small input
+    if torch.where(where, got.isnan(), False).any():
+        return ("Real queries return NaN, though each of them sees at least its own key, so it is not the no-key case: look"
+                " for a softmax (or a division) over a slice whose entries are all -inf (or all 0).")
+    silent = where.all(dim=-1) & (got == 0).all(dim=-1) & (want != 0).any(dim=-1)  # (B, H, T): a real query with an all-zero output
+    if silent.any():
+        b, _, t = (int(i) for i in silent.nonzero()[0])
+        return (f"Real query {t} of row {b} returns zeros, what a query that sees no key returns; but a real query always"
+                f" sees at least itself (key {t}: the diagonal belongs to the causal mask).")
+    error = torch.where(where, (got - want).abs(), 0.0).nan_to_num(nan=float("inf")).max().item()
+    if q.dtype == torch.float64:
+        float32_error = torch.where(where, (_attend(q, k, v, _allowed(keep, q.shape[-2]), float32_softmax=True) - want).abs(), 0.0).max().item()
+        if float32_error > 1e-9 and float32_error / 10 <= error <= 10 * float32_error:
+            return (f"Your output is off by {error:.2g}, the size of error a float32 softmax gives on these float64 inputs"
+                    f" ({float32_error:.2g}; float64 is exact to ~1e-12 here): keep the scores and the softmax in float64"
+                    " (look for .float(), a float32 constant or dtype=torch.float32 on the way).")
+    bad = where & ~((got - want).abs() <= atol + rtol * want.abs())
+    rows_bad, rows_real = bad.flatten(1).any(dim=1), keep.cpu().all(dim=1)
+    if rows_bad.any() and rows_real.any() and not (rows_bad & rows_real).any():
+        first = int(rows_bad.nonzero()[0, 0])
+        return (f"The rows without padding are right; only rows with pads are wrong (the first is row {first}, keep ="
+                f" {keep[first].tolist()}): look at how keep enters the mask.")
+    return ""
+
+
+ZERO_THEM = "Zero the output of the queries that see no key."
+
+
+def _no_key_evidence(got, q, k, v, keep, rtol=None, atol=None):
+    """(what the queries that see no key return instead of zeros, the remedy), or ("", "") when it is nothing known."""
+    got = torch.as_tensor(got).detach().cpu().double()
+    where = _sees_no_key(keep).expand(got.shape)
+    if torch.where(where, got.isnan(), False).any():
+        return ("They return NaN: a softmax over a row of scores that are all -inf is 0/0.",
+                "Let such rows see something finite (e.g. every key) and zero their output afterwards; the zeroing also"
+                " zeroes their gradient.")
+    uniform = v.detach().cpu().double().mean(dim=-2, keepdim=True).expand(got.shape)
+    if _matches(got, uniform, where, 1e-4, 1e-5):
+        return ("They return the plain average of every value, pads included: what a softmax gives over a row whose scores"
+                " were all replaced by the same finite number (a large negative fill).", ZERO_THEM)
+    T = q.shape[-2]
+    if _matches(got, _attend(q, k, v, torch.ones(1, 1, T, T, dtype=torch.bool)), where, 1e-4, 1e-5):
+        return ("They return attention over every key, as if unmasked: what a large negative number added to every score of"
+                " a row gives (the shift cancels in the softmax).", ZERO_THEM)
+    default_rtol, default_atol = tolerance_for(q.dtype)
+    rtol, atol = 10 * (default_rtol if rtol is None else rtol), 10 * (default_atol if atol is None else atol)
+    for hint, variant in _mistakes(q, k, v, keep):
+        if _matches(got, variant(), where, rtol, atol):
+            return f"They still look at keys. {hint}", ""
+    return "", ""
+
+
+def _no_key_hint(got, q, k, v, keep, lead="", **tolerance):
+    """A hint for queries that see no key but do not return zeros, chosen by what they return instead, or else
+    by what the real queries of the same output show (a known mistake there explains these too)."""
+    evidence, remedy = _no_key_evidence(got, q, k, v, keep, **tolerance)
+    if not evidence:
+        remedy = _diagnose(got, q, k, v, keep, **tolerance)
+        evidence = "The real queries are wrong as well." if remedy else ""
+    return " ".join(part for part in (lead, evidence, NO_KEY_RULE, remedy) if part)
+
+
+# ---------------------------------------------------------------------------------------------
+# Calling and judging causal_attention
+# ---------------------------------------------------------------------------------------------
 def _output(sub, q, k, v, keep, scenario):
+    """The learner's output for these inputs: a tensor of q's shape, on the inputs' device, at least as precise."""
     got = inputs_unchanged(sub, "causal_attention", q, k, v, keep, scenario=scenario)
+    assert_returns_like(got, q, what="causal_attention output", scenario=scenario, device=sub.device)
     assert_shape(got, tuple(q.shape), what="causal_attention output", scenario=scenario)
+    assert_keeps_precision(got, q.dtype, what="causal_attention output", scenario=scenario)
     return got
+
+
+def _judge_no_key(got, q, k, v, keep, scenario, **tolerance):
+    try:
+        assert_close(_only(got, _sees_no_key(keep)), torch.zeros(q.shape, dtype=torch.float64),
+                     what="causal_attention output at queries that see no key (must be zeros)", scenario=scenario, dtype=q.dtype, **tolerance)
+    except CheckFailed as failure:
+        _explain(failure, partial(_no_key_hint, got, q, k, v, keep, **tolerance))
+        raise
+
+
+def _judge_real(got, q, k, v, keep, scenario, **tolerance):
+    real = _real(keep)
+    try:
+        assert_close(_only(got, real), _only(_expected(q, k, v, keep), real), what="causal_attention output at real queries",
+                     scenario=scenario, dtype=q.dtype, **tolerance)
+    except CheckFailed as failure:
+        _explain(failure, partial(_diagnose, got, q, k, v, keep, **tolerance))
+        raise
+
+
+def _judge(got, q, k, v, keep, scenario, no_key_first=False, **tolerance):
+    """The output against SDPA: the real queries (pad queries that see keys are not compared), and the
+    queries that see no key (zeros), in that order or the other."""
+    parts = [_judge_real, _judge_no_key]
+    for judge in reversed(parts) if no_key_first else parts:
+        judge(got, q, k, v, keep, scenario, **tolerance)
+
+
+def _scenario(q, keep, device, extra=""):
+    return f"{_dtype(q)}, q/k/v shape {_shape(q)}, keep {keep.tolist()}{extra}, {device}"
+
+
+def _gradient_code(ctx, q, k, v, keep):
+    """The failing input of a gradient check as code: value_and_grad's fixed weights, and the gradients as the last line."""
+    q_name, k_name, v_name, keep_name = ctx.interface.params("causal_attention")[:4] or ["q", "k", "v", "keep"]
+    inputs = f"{q_name}, {k_name}, {v_name}"
+    return Call.code("\n".join([
+        f"{inputs}, {keep_name} = {Call('', q, k, v, keep)}",
+        f"{inputs} = (t.requires_grad_() for t in ({inputs}))",
+        f"out = causal_attention({inputs}, {keep_name})",
+        "w = torch.randn(out.shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64).to(out.dtype)  # fixed weights",
+        "(out * w).sum().backward()",
+        f"{q_name}.grad, {k_name}.grad, {v_name}.grad",
+    ]))
+
+
+# Tiny hand-written inputs (exact numbers, pasted in full when they fail): B = 2 rows of T = 3, d = 2.
+TINY_Q = [[[[0.5, -1.0], [1.5, 0.25], [-0.75, 2.0]]], [[[1.0, 0.5], [-1.25, 1.0], [0.25, -1.5]]]]
+TINY_K = [[[[1.0, 0.5], [-0.5, 1.5], [2.0, -1.0]]], [[[0.75, -0.25], [1.0, 1.0], [-1.5, 0.5]]]]
+TINY_V = [[[[1.0, -2.0], [0.5, 3.0], [-1.5, 0.25]]], [[[2.0, 1.0], [-1.0, 0.5], [0.25, -0.75]]]]
+TINY_KEEP = _keep([True, False, True], [False, True, True])
 
 
 # ---------------------------------------------------------------------------------------------
 # causal_attention
 # ---------------------------------------------------------------------------------------------
-@check("query 0 attends to itself only")
+@check("query 0 attends to itself only", uses=ATTENTION)
 def first_query_sees_itself(sub, ctx):
     q, k, v = _qkv(ctx.rng(1), (2, 2, 5, 4))
-    keep = _keep([True] * 5, [True, True, True, False, False])
-    scenario = f"float64, q/k/v shape {tuple(q.shape)}, no padding before position 1"
-    got = _output(sub, q, k, v, keep, scenario)
-    assert_close(torch.as_tensor(got)[:, :, 0], v[:, :, 0], what="output at query 0 (must equal v at key 0)",
-                 scenario=scenario, hint="Query 0 sees exactly one key, key 0, so all its weight is on it: include the"
-                 " diagonal, mask the later keys before the softmax.")
+    cases = [  # small to large
+        (*_tensors([[[[1.0], [2.0]]]], [[[[1.0], [-1.0]]]], [[[[0.5], [-1.5]]]]), _keep([True, True])),
+        (q, k, v, _keep([True] * 5, [True, True, True, False, False])),
+    ]
+    for q, k, v, keep in cases:
+        scenario = _scenario(q, keep, "cpu")
+        got = _output(sub, q, k, v, keep, scenario)
+        try:
+            assert_close(torch.as_tensor(got)[:, :, 0], v[:, :, 0], what="output at query 0 (must equal v at key 0)", scenario=scenario)
+        except CheckFailed as failure:
+            _explain(failure, partial(_query0_hint, got, q, k, v, keep))
+            raise
 
 
-@check("matches F.scaled_dot_product_attention with the combined mask", devices=("cpu", "cuda"))
+def _query0_hint(got, q, k, v, keep):
+    first = torch.as_tensor(got)[:, :, 0].double()
+    if bool(((first == 0) | first.isnan()).all()):
+        what = "NaN" if bool(first.isnan().any()) else "zeros"
+        return (f"Query 0 returns {what}, what a query that sees no key returns: it must see its own key, key 0 (keep the"
+                " diagonal: tril, not tril(diagonal=-1)).")
+    return _diagnose(got, q, k, v, keep) or ("Query 0 sees one key only, key 0, so all its weight belongs on it; yours is"
+                                             " spread elsewhere: mask keys 1.. with -inf before the softmax.")
+
+
+def _tiny_attention_cases():
+    """Hypothesis strategy for shrinking: (shape (B, T, d), dtype, keep rows, q, k, v) with H = 1, small
+    integers as values, keep shrinking toward all real."""
+    from hypothesis import strategies as st
+
+    def of_shape(shape):
+        B, T, d = shape
+        numbers = st.lists(st.integers(-2, 2).map(float), min_size=B * T * d, max_size=B * T * d)
+        rows = st.lists(st.lists(st.booleans().map(lambda pad: not pad), min_size=T, max_size=T), min_size=B, max_size=B)
+        return st.tuples(st.just(shape), st.sampled_from(["float32", "float64"]), rows, numbers, numbers, numbers)
+
+    return st.tuples(st.integers(1, 2), st.integers(1, 4), st.integers(1, 2)).flatmap(of_shape)
+
+
+def _verify_tiny_case(sub, case):
+    (B, T, d), dtype, rows, *values = case
+    q, k, v = (torch.tensor(x, dtype=getattr(torch, dtype)).reshape(B, 1, T, d) for x in values)
+    keep = _keep(*rows)
+    scenario = _scenario(q, keep, sub.device)
+    _judge(_output(sub, q, k, v, keep, scenario), q, k, v, keep, scenario)
+
+
+@check("matches F.scaled_dot_product_attention with the combined mask", devices=("cpu", "cuda"), uses=ATTENTION)
 def matches_sdpa(sub, ctx):
+    q, k, v = _tensors(TINY_Q, TINY_K, TINY_V)
+    scenario = _scenario(q, TINY_KEEP, ctx.device)
+    _judge(_output(sub, q, k, v, TINY_KEEP, scenario), q, k, v, TINY_KEEP, scenario)
     rng = ctx.rng(2)
     cases = [
         (torch.float32, (4, 2, 6, 8), _keep(ALL_REAL, RIGHT_PADDED, LEFT_PADDED, WITH_HOLES),
          "all real, right-padded, left-padded, pads in the middle"),
         (torch.float64, (2, 3, 6, 5), _keep(WITH_HOLES, ALL_REAL), "pads in the middle, all real"),
     ]
-    for dtype, shape, keep, rows in cases:
-        q, k, v = _qkv(rng, shape, dtype)
-        scenario = f"{str(dtype).removeprefix('torch.')}, q/k/v shape {shape}, keep rows: {rows}, {ctx.device}"
-        got = _output(sub, q, k, v, keep, scenario)
-        want = _expected(q, k, v, keep)
-        assert_close(_real_queries(got, keep), _real_queries(want, keep), what="causal_attention output", scenario=scenario,
-                     dtype=dtype, hint=MASK_HINT + " Outputs at pad queries that see real keys are not compared.")
+    with shrink_on_failure(sub, _tiny_attention_cases, lambda case: _verify_tiny_case(sub, case)):
+        for dtype, shape, keep, rows in cases:
+            q, k, v = _qkv(rng, shape, dtype)
+            scenario = f"{_dtype(q)}, random q/k/v of shape {shape}, keep rows: {rows}, {ctx.device}"
+            _judge(_output(sub, q, k, v, keep, scenario), q, k, v, keep, scenario)
 
 
-@check("causality: keys and values at position j change no earlier output")
+@check("float64 inputs are computed in float64", devices=("cpu", "cuda"), uses=ATTENTION)
+def float64_precision(sub, ctx):
+    # q.k / sqrt(2) is about 7071 for every pair and the pairs differ by O(1): float32 spaces numbers of that size
+    # 2^-11 = 4.9e-4 apart, so a float32 softmax moves the weights by ~1e-4; float64 (and SDPA in float64) is exact to ~1e-12.
+    q, k, v = _tensors([[[[100.0, 1.5], [100.0, -0.75], [100.0, 2.25]]]], [[[[100.0, 0.5], [100.0, -1.25], [100.0, 1.75]]]],
+                       [[[[1.0, -2.0], [0.5, 3.0], [-1.5, 0.25]]]])
+    keep = _keep([True, True, True])
+    scenario = _scenario(q, keep, ctx.device, extra=", scaled scores q.k / sqrt(d) of about 7071 that differ by O(1)")
+    _judge(_output(sub, q, k, v, keep, scenario), q, k, v, keep, scenario)
+
+
+def _causality_hint(sub, q, k, v, keep, v_only, j, scenario):
+    """Control: change v at position j alone. If the earlier outputs stay put, key j's weight is 0 but its
+    score still enters the softmax's sum; if they move, key j has weight."""
+    base, changed = sub.control("causal_attention", q, k, v, keep), sub.control("causal_attention", q, k, v_only, keep)
+    if not (torch.is_tensor(base) and torch.is_tensor(changed)) or base.shape != changed.shape:
+        return ""  # the control did not run through: no evidence either way
+    try:
+        assert_close(_only(changed, _real(keep))[:, :, :j], _only(base, _real(keep))[:, :, :j], what="control", equal_nan=True)
+        moves = False
+    except CheckFailed:
+        moves = True
+    if moves:
+        return (f"Changing only v at position {j} moves them as well, so key {j} gets weight from earlier queries: the"
+                " scores of keys after the query must become -inf before the softmax (keep the lower triangle, tril,"
+                " diagonal included).")
+    return (f"Changing only v at position {j} leaves them unchanged, but changing k moves them: key {j} gets no weight, yet"
+            " its score still enters the softmax's normalisation, as when the weights are masked after the softmax. Mask"
+            " the scores with -inf before the softmax.")
+
+
+@check("causality: keys and values at position j change no earlier output", uses=ATTENTION)
 def causality_probe(sub, ctx):
     rng = ctx.rng(3)
     q, k, v = _qkv(rng, (2, 2, 6, 4))
-    keep = _keep(ALL_REAL, RIGHT_PADDED)
-    for j in (1, 3, 5):
+    tiny_q, tiny_k, tiny_v = _tensors([[[[1.0], [2.0]]]], [[[[1.0], [-1.0]]]], [[[[0.5], [-1.5]]]])
+    cases = [(tiny_q, tiny_k, tiny_v, _keep([True, True]), 1, torch.tensor(3.0), torch.tensor(4.0), "k and v at position 1 set to 3 and 4")]
+    for j in (1, 3, 5):  # small to large
+        dk, dv = (torch.from_numpy(10 * rng.standard_normal(x[:, :, j].shape)) for x in (k, v))
+        cases.append((q, k, v, _keep(ALL_REAL, RIGHT_PADDED), j, k[:, :, j] + dk, v[:, :, j] + dv, f"k and v at position {j} changed by up to ~30"))
+    for q, k, v, keep, j, new_k, new_v, change in cases:
         k2, v2 = k.clone(), v.clone()
-        k2[:, :, j] += torch.from_numpy(10 * rng.standard_normal(k2[:, :, j].shape))
-        v2[:, :, j] += torch.from_numpy(10 * rng.standard_normal(v2[:, :, j].shape))
-        # Only real queries before j are compared (the pad queries of row 1 start at 4).
-        invariance_probe(sub, "causal_attention", (q, k, v, keep), (q, k2, v2, keep), shape=tuple(q.shape),
-                         graded=lambda out, j=j: _real_queries(out, keep)[:, :, :j],
-                         what=f"outputs at queries 0..{j - 1}", scenario=f"float64, shape (2, 2, 6, 4), k and v at position {j} changed by up to ~30",
-                         hint=f"A query before position {j} must not see key {j}: keep the lower triangle of the (query, key)"
-                         " scores, diagonal included, and mask before the softmax.")
+        k2[:, :, j], v2[:, :, j] = new_k, new_v
+        scenario = f"{_dtype(q)}, q/k/v shape {_shape(q)}, keep {keep.tolist()}, {change}"
+        try:
+            # Only real queries before j are compared (the pad queries of row 1 start at 4).
+            invariance_probe(sub, "causal_attention", (q, k, v, keep), (q, k2, v2, keep), shape=tuple(q.shape),
+                             graded=lambda out, j=j, keep=keep: _only(out, _real(keep))[:, :, :j], what=f"outputs at queries 0..{j - 1}",
+                             scenario=scenario)
+        except CheckFailed as failure:
+            _explain(failure, partial(_causality_hint, sub, q, k, v, keep, v2, j, scenario))
+            raise
 
 
-@check("padding: pad keys and values, even huge ones, change no real query")
+PAD_PARTS = ("outputs at real queries", "outputs at pad queries that see no key (must be zeros)")
+
+
+def _padding_hint(sub, failure, q, k, v, keep):
+    """The hint for the part that moved, from what the unchanged input's output shows."""
+    base = sub.control("causal_attention", q, k, v, keep)
+    if not (torch.is_tensor(base) and base.shape == q.shape):
+        base = None  # the control did not run through: no evidence from it
+    if PAD_PARTS[1] in failure.details.get("what", ""):
+        lead = "They moved with the pad values, so they put weight on pad positions."
+        if base is None:
+            return f"{lead} {NO_KEY_RULE}"
+        evidence, remedy = _no_key_evidence(base, q, k, v, keep)
+        return " ".join(part for part in (lead, evidence, NO_KEY_RULE, remedy or ZERO_THEM) if part)
+    known = _diagnose(base, q, k, v, keep) if base is not None else ""
+    return known or ("Real queries moved when only pad keys and values changed, so pad keys still get weight: hide them on"
+                     " the KEY axis (the last axis of the scores) with -inf before the softmax.")
+
+
+@check("padding: pad keys and values, even huge ones, change no real query", uses=ATTENTION)
 def padding_probe(sub, ctx):
     rng = ctx.rng(4)
     q, k, v = _qkv(rng, (3, 2, 6, 4))
     keep = _keep(LEFT_PADDED, WITH_HOLES, RIGHT_PADDED)
-    pads = ~keep[:, None, :, None]
-    k2 = torch.where(pads, torch.from_numpy(1e6 * rng.standard_normal(k.shape)), k)
-    v2 = torch.where(pads, torch.from_numpy(1e6 * rng.standard_normal(v.shape)), v)
-    invariance_probe(sub, "causal_attention", (q, k, v, keep), (q, k2, v2, keep), shape=tuple(q.shape),
-                     graded=lambda out: _real_queries(out, keep), what="outputs at real queries",
-                     scenario=("float64, shape (3, 2, 6, 4), keep rows: left-padded, pads in the middle, right-padded;"
-                               " k and v at pad positions set to values of size ~1e6"),
-                     hint="A pad token must get zero weight from every query: the padding mask belongs on the KEY axis"
-                     " (the last axis of the scores), and masked scores must become -inf before the softmax.")
+    cases = [  # small to large
+        (*_tensors([[[[1.0], [2.0], [-1.0], [0.5]]]], [[[[1.0], [-0.5], [1.5], [2.0]]]], [[[[0.5], [-1.5], [2.5], [1.0]]]]),
+         _keep([False, True, False, True]), torch.full((1, 1, 4, 1), 1e6), torch.full((1, 1, 4, 1), -1e6), "set to +-1e6"),
+        (q, k, v, keep, torch.from_numpy(1e6 * rng.standard_normal(k.shape)), torch.from_numpy(1e6 * rng.standard_normal(v.shape)),
+         "set to random values of size ~1e6"),
+    ]
+    for q, k, v, keep, huge_k, huge_v, change in cases:
+        pads = ~keep[:, None, :, None]
+        k2, v2 = torch.where(pads, huge_k, k), torch.where(pads, huge_v, v)
+        scenario = f"{_dtype(q)}, q/k/v shape {_shape(q)}, keep {keep.tolist()}; k and v at pad positions {change}"
+        try:
+            invariance_probe(sub, "causal_attention", (q, k, v, keep), (q, k2, v2, keep), shape=tuple(q.shape), scenario=scenario,
+                             graded=lambda out, keep=keep: dict(zip(PAD_PARTS, (_only(out, _real(keep)), _only(out, _sees_no_key(keep))))),
+                             what="after changing the pad keys and values")
+        except CheckFailed as failure:
+            _explain(failure, partial(_padding_hint, sub, failure, q, k, v, keep))
+            raise
 
 
-@check("left padding and a fully padded row: zeros, no NaN, finite gradients", devices=("cpu", "cuda"))
+@check("left padding and a fully padded row: zeros, no NaN, finite gradients", devices=("cpu", "cuda"), uses=ATTENTION)
 def no_key_rows(sub, ctx):
     q, k, v = _qkv(ctx.rng(5), (3, 2, 6, 4), torch.float32)
-    keep = _keep(LEFT_PADDED, ALL_PAD, ALL_REAL)
-    scenario = f"float32, shape (3, 2, 6, 4), keep rows: left-padded (2 pads), all pads, all real, {ctx.device}"
-    got = _output(sub, q, k, v, keep, scenario)
-    want = _expected(q, k, v, keep)
-    no_key_hint = ("Queries 0-1 of row 0 and every query of row 1 see no key: their output must be zeros."
-                   " A softmax over a row that is all -inf is NaN; give such rows something finite to softmax"
-                   " and zero them afterwards.")
-    empty = _sees_no_key(keep).expand(want.shape)
-    got_tensor = torch.as_tensor(got)
-    assert_close(got_tensor.masked_fill(~empty, 0.0), torch.zeros(want.shape), what="output at queries that see no key",
-                 scenario=scenario, hint=no_key_hint)
-    assert_close(got, want, what="causal_attention output", scenario=scenario, dtype=torch.float32, hint=MASK_HINT)
-    got_value, got_grads = sub.run(value_and_grad, "causal_attention", [q, k, v, keep], [0, 1, 2])
-    _, want_grads = ctx.run_reference(value_and_grad, "causal_attention", [q, k, v, keep], [0, 1, 2])
-    for name, got_grad, want_grad in zip("qkv", got_grads, want_grads):
-        what = f"gradient w.r.t. {name}"
-        if got_grad is None:
-            fail(f"{what} ({scenario}): no gradient reached {name}; compute the output from it with torch operations")
-        assert_finite(got_grad, what=what, scenario=scenario,
-                      hint="Zeroing NaN outputs after the softmax (torch.where, nan_to_num) still lets NaN flow back"
-                      " through the softmax: the rows that see no key must never be NaN in the first place.")
-        assert_close(got_grad, want_grad, what=what, scenario=scenario, dtype=torch.float32)
+    cases = [  # small to large
+        (*_tensors(TINY_Q, TINY_K, TINY_V, torch.float32), _keep([False, True, True], [False, False, False])),
+        (q, k, v, _keep(LEFT_PADDED, ALL_PAD, ALL_REAL)),
+    ]
+    names = ctx.interface.params("causal_attention")
+    for q, k, v, keep in cases:
+        scenario = _scenario(q, keep, ctx.device)
+        got = _output(sub, q, k, v, keep, scenario)
+        _judge(got, q, k, v, keep, scenario, no_key_first=True)
+        with on_input(_gradient_code(ctx, q, k, v, keep)):
+            _, got_grads = sub.run(value_and_grad, "causal_attention", [q, k, v, keep], [0, 1, 2])
+            _, want_grads = ctx.run_reference(value_and_grad, "causal_attention", [q, k, v, keep], [0, 1, 2])
+            for i, got_grad, want_grad in zip(range(3), got_grads, want_grads):
+                what = f"d(output)/d({names[i] if i < len(names) else 'qkv'[i]}) of causal_attention()"
+                if got_grad is None:
+                    fail(f"{what} ({scenario}): no gradient reached this input; compute the output from it with torch operations")
+                # The outputs were right (judged above), so NaN here is made inside and masked afterwards.
+                assert_finite(got_grad, what=what, scenario=scenario,
+                              hint="The outputs are right, so the NaN is made inside and hidden afterwards: zeroing NaN outputs"
+                              " (torch.where, nan_to_num) still lets NaN flow back through the softmax. Rows that see no key"
+                              " must never be NaN in the first place.")
+                assert_close(got_grad, want_grad, what=what, scenario=scenario, dtype=q.dtype)
 
 
 def _float16_overflow_inputs(rng, keep, d=64, c=56.0):
@@ -193,27 +526,63 @@ def _float16_overflow_inputs(rng, keep, d=64, c=56.0):
     return q.half(), k.half(), v.half()
 
 
-@check("float16: q.k overflows float16, q.k / sqrt(d) does not", devices=("cpu", "cuda"))
+def _float16_hint(sub, q, k, v, keep):
+    """Control: the same inputs in float32. Finite there means float16 overflow; not finite there means another cause."""
+    control = sub.control("causal_attention", q.float(), k.float(), v.float(), keep)
+    if not (torch.is_tensor(control) and control.shape == q.shape):
+        return ""  # the control did not run through: no evidence from it
+    control = control.double()
+    if bool(control.isfinite().all()):
+        return ("The same inputs in float32 give finite outputs, so this is float16 overflow: the raw q @ k^T is over 65504"
+                " here while q.k / sqrt(d) fits; scale q (or q and k) before the product, or compute the scores in float32.")
+    lead = "The same inputs in float32 give inf/NaN too, so it is not float16 overflow."
+    if bool(torch.where(_sees_no_key(keep), control.isnan(), False).any()):
+        return _no_key_hint(control, q.float(), k.float(), v.float(), keep, lead=lead + " In float32 the NaN are at queries that see no key.")
+    return lead
+
+
+@check("float16: q.k overflows float16, q.k / sqrt(d) does not", devices=("cpu", "cuda"), uses=ATTENTION)
 def float16_scores(sub, ctx):
     keep = _keep(ALL_REAL, LEFT_PADDED, WITH_HOLES)
     q, k, v = _float16_overflow_inputs(ctx.rng(6), keep)
-    scenario = (f"float16, shape {tuple(q.shape)}, entries of q and k are +-56 so q.k reaches 200704 (float16 max"
-                f" is 65504) while q.k / sqrt(64) = 25088 fits; nearly one-hot softmax; {ctx.device}")
-    got = _output(sub, q, k, v, keep, scenario)
-    assert_finite(got, what="causal_attention output", scenario=scenario,
-                  hint="An unscaled q @ k^T overflows to inf in float16 here; the scaled scores fit, so the scale"
-                  " must be applied before the product can overflow (or the scores computed in float32).")
-    want = _expected(q.float(), k.float(), v.float(), keep)  # the float32 inputs, computed in float64
-    assert_close(_real_queries(got, keep), _real_queries(want, keep), what="causal_attention output vs the float32 computation",
-                 scenario=scenario, rtol=1e-3, atol=1e-3, hint=MASK_HINT)
+    # Tiny first: d = 4, entries +-160, so q.k reaches 102400 (over 65504) and q.k / 2 = 51200 fits. Row 0: query 1
+    # copies key 0; row 1 is left-padded: query 0 sees no key, query 1 copies key 1.
+    c = 160.0
+    tiny_q, tiny_k, tiny_v = _tensors([[[[c, c, c, c], [c, c, c, c]]], [[[c, -c, c, c], [c, c, -c, c]]]],
+                                      [[[[c, c, c, c], [c, c, c, -c]]], [[[c, -c, c, c], [c, c, -c, c]]]],
+                                      [[[[0.5, -1.0, 2.0, 0.25], [-1.5, 1.0, 0.75, -2.0]]], [[[1.0, 0.25, -0.5, 2.0], [-0.75, 1.5, 0.5, -1.0]]]],
+                                      torch.float16)
+    cases = [
+        (tiny_q, tiny_k, tiny_v, _keep([True, True], [False, True]),
+         "entries of q and k are +-160 so q.k reaches 102400 while q.k / sqrt(4) = 51200 fits"),
+        (q, k, v, keep, "entries of q and k are +-56 so q.k reaches 200704 while q.k / sqrt(64) = 25088 fits"),
+    ]
+    for q, k, v, keep, numbers in cases:
+        scenario = _scenario(q, keep, ctx.device, extra=f", {numbers} (float16 max is 65504); nearly one-hot softmax")
+        got = _output(sub, q, k, v, keep, scenario)
+        try:
+            assert_finite(got, what="causal_attention output", scenario=scenario)
+        except CheckFailed as failure:
+            failure.failing_input = Call("causal_attention", q, k, v, keep)  # not the control call below
+            _explain(failure, partial(_float16_hint, sub, q, k, v, keep))
+            raise
+        # Against the float32 inputs computed in float64, within a float16-softmax tolerance.
+        _judge(got, q.float(), k.float(), v.float(), keep, scenario, rtol=1e-3, atol=1e-3)
 
 
-@check("gradients match autograd.gradcheck in float64", devices=("cpu", "cuda"))
+@check("gradients match autograd.gradcheck in float64", devices=("cpu", "cuda"), uses=ATTENTION)
 def gradients_float64(sub, ctx):
     q, k, v = _qkv(ctx.rng(7), (3, 2, 6, 3))
-    keep = _keep(ALL_REAL, LEFT_PADDED, ALL_PAD)
-    gradcheck_float64(sub, ctx, "causal_attention", [q, k, v, keep], [0, 1, 2],
-                      scenario=f"float64, shape (3, 2, 6, 3), keep rows: all real, left-padded, all pads, {ctx.device}")
+    cases = [  # small to large
+        (*_tensors(TINY_Q, TINY_K, TINY_V), _keep([True, True, True], [False, True, True])),
+        (q, k, v, _keep(ALL_REAL, LEFT_PADDED, ALL_PAD)),
+    ]
+    for q, k, v, keep in cases:
+        scenario = _scenario(q, keep, ctx.device)
+        # The values first: when they are wrong, so is every gradient, and the value says why.
+        _judge(_output(sub, q, k, v, keep, scenario), q, k, v, keep, scenario)
+        with on_input(_gradient_code(ctx, q, k, v, keep)):
+            gradcheck_float64(sub, ctx, "causal_attention", [q, k, v, keep], [0, 1, 2], scenario=scenario)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -221,27 +590,16 @@ def gradients_float64(sub, ctx):
 # ---------------------------------------------------------------------------------------------
 VOCAB = 7
 
+# The oracle as learner code (the failing inputs show it): row a of the embedding is the logits at a
+# position holding token a, 30 on the next token a % 6 + 1 (a pad, 0, is followed by 1) and 0 elsewhere.
+ORACLE_CODE = "torch.nn.Embedding(7, 7, _weight=30.0 * torch.eye(7, dtype=torch.float64)[torch.arange(7) % 6 + 1])"
 
-def successor(token):
-    """The oracle's language: after token a (1..6) always comes a % 6 + 1; 0 is free for the pad."""
-    return token % (VOCAB - 1) + 1
 
-
-class OracleModel(nn.Module):
-    """Knows the language: at a position holding token a it puts logit 30 on successor(a) and 0
-    elsewhere (also at a pad, which it predicts is followed by token 1). Causal: position t looks at
-    x[:, t] only. Its loss is ~1e-12 when logits[:, t] are scored against x[:, t+1], and ~30 per
-    token when they are scored against x[:, t] or against a pad."""
-
-    def __init__(self):
-        super().__init__()
-        table = torch.zeros(VOCAB, VOCAB, dtype=torch.float64)
-        for a in range(VOCAB):
-            table[a, successor(a) if a else 1] = 30.0
-        self.table = nn.Embedding(VOCAB, VOCAB, _weight=table)
-
-    def forward(self, ids):
-        return self.table(ids)
+def oracle_model():
+    """Knows the language (after token a comes a % 6 + 1): its loss is ~1e-12 when logits[:, t] are
+    scored against x[:, t+1], and ~30 per token when scored against x[:, t] or against a pad.
+    Causal: position t looks at x[:, t] only. The same model as ORACLE_CODE."""
+    return nn.Embedding(VOCAB, VOCAB, _weight=30.0 * torch.eye(VOCAB, dtype=torch.float64)[torch.arange(VOCAB) % (VOCAB - 1) + 1])
 
 
 class TinyCausalModel(nn.Module):
@@ -262,16 +620,33 @@ class TinyCausalModel(nn.Module):
         return self.out(e + 0.5 * previous)
 
 
+def _model(model_kind, seed):
+    return oracle_model() if model_kind == "oracle" else TinyCausalModel(seed)
+
+
+def _lm_code(x, pad_id, model_kind, seed=0, gradients=False):
+    """lm_loss on this input as learner code; with `gradients`, backward() too and the gradients last."""
+    if model_kind == "oracle":
+        model = f"model = {ORACLE_CODE}  # logit 30 on the next token"
+    else:
+        model = f"model = TinyCausalModel({seed})  # a small random float64 causal model, defined in graders/causal-mask.py"
+    call = str(Call("lm_loss", x, pad_id)).replace("lm_loss(", "lm_loss(model, ", 1)
+    if not gradients:
+        return Call.code(f"{model}\n{call}")
+    return Call.code(f"{model}\nloss = {call}\nloss.backward()\n{{name: p.grad for name, p in model.named_parameters()}}")
+
+
+@scenario(repro=lambda interface, x, pad_id, model_kind, seed=0: _lm_code(x, pad_id, model_kind, seed))
 def lm_loss_scenario(module, x, pad_id, model_kind, seed=0):
     """Observations only: the loss, whether backward() worked, and each parameter's gradient."""
-    model = (OracleModel() if model_kind == "oracle" else TinyCausalModel(seed)).to(x.device)
+    model = _model(model_kind, seed).to(x.device)
     x_before = x.clone()
     loss = module.lm_loss(model, x, pad_id)
     seen = {"type": type(loss).__name__, "x_unchanged": bool(torch.equal(x.cpu(), x_before.cpu()))}
     if not isinstance(loss, torch.Tensor):
         seen["value"] = loss if isinstance(loss, (int, float)) else None
         return seen
-    seen["value"] = loss.detach().cpu().clone()
+    seen["value"] = loss.detach().clone()  # on its device: the judge checks where it lives
     seen["backward_error"] = None
     if loss.numel() == 1:
         try:
@@ -282,8 +657,9 @@ def lm_loss_scenario(module, x, pad_id, model_kind, seed=0):
     return seen
 
 
-def _loss_observed(seen, scenario):
-    """The loss as a value, after the contract's shape rules: a scalar tensor."""
+def _loss_observed(seen, x, scenario, device, gradients):
+    """The loss as a value, after the contract's rules: a scalar tensor that backpropagates, on the model's device,
+    float64 like the model. `gradients` is the failing input to show when backward() raised."""
     if seen["type"] != "Tensor":
         fail(f"lm_loss ({scenario}): expected a scalar torch tensor, got {seen['type']} {seen.get('value')!r}; return a"
              " tensor built from the model's logits so that loss.backward() reaches the parameters")
@@ -292,54 +668,85 @@ def _loss_observed(seen, scenario):
              " per-token losses into one number")
     if not seen["x_unchanged"]:
         fail(f"lm_loss ({scenario}): x was modified in place; leave the caller's token ids unchanged")
+    with on_input(gradients):  # shown with backward() and the gradients, where the failure is
+        _backward_worked(seen, scenario)
+    assert_returns_like(seen["value"], x, what="loss", scenario=scenario, device=device)
+    assert_keeps_precision(seen["value"], torch.float64, what="loss of a float64 model", scenario=scenario)
     return seen["value"].reshape(())
 
 
 def _backward_worked(seen, scenario):
-    if seen["backward_error"] is not None:
-        fail(f"lm_loss ({scenario}): loss.backward() raised: {seen['backward_error']}. The loss must be part of the"
-             " autograd graph, the 0.0 included (a fresh torch.tensor(0.0) is not).")
+    error = seen["backward_error"]
+    if error is not None:
+        why = (" The loss must be part of the autograd graph, the 0.0 included (a fresh torch.tensor(0.0) is not): e.g."
+               " divide the summed loss by the count of real targets clamped to at least 1." if "does not require grad" in error else "")
+        fail(f"lm_loss ({scenario}): loss.backward() raised: {error}.{why}")
 
 
-@check("lm_loss: an oracle model scores ~0 only under the one-step shift", devices=("cpu", "cuda"))
+def _lm_variants(x, pad_id, model_kind, seed):
+    """(hint, loss) for each known mistake of lm_loss, computed here with the same model."""
+    model = _model(model_kind, seed)
+    with torch.no_grad():
+        logits = model(x)  # causal: logits[:, :-1] are what model(x[:, :-1]) gives
+    inputs, targets = x[:, :-1], x[:, 1:]
+    per_token = F.cross_entropy(logits[:, :-1].transpose(1, 2), targets, reduction="none")
+    real = targets != pad_id
+    unshifted = F.cross_entropy(logits.transpose(1, 2), x, reduction="none")
+    yield ("Your loss equals the one for scoring the logits at position t against x[:, t], the token the model has just"
+           " seen: score them against the next token x[:, t+1] (targets x[:, 1:] for the logits of x[:, :-1]).",
+           float((unshifted * (x != pad_id)).sum() / (x != pad_id).sum().clamp(min=1)))
+    yield (f"Your loss equals the mean over every target, pads included: leave out the targets equal to pad_id ({pad_id}),"
+           " in the sum and in the count.", float(per_token.mean()) if per_token.numel() else float("nan"))
+    by_input = inputs != pad_id
+    yield ("Your loss equals the one that leaves out the positions whose INPUT x[:, t] is pad_id: leave out those whose"
+           " TARGET x[:, t+1] is pad_id (the first real token after left padding is a target, a pad after the last real"
+           " token is not).", float((per_token * by_input).sum() / by_input.sum().clamp(min=1)))
+    yield ("Your loss equals the mean of each row's mean: average over the real targets of all rows together, each"
+           " target weighing the same whatever its row's length.",
+           float(((per_token * real).sum(dim=1) / real.sum(dim=1).clamp(min=1)).mean()) if per_token.numel() else float("nan"))
+
+
+def _loss_hint(got, want, x, pad_id, model_kind, seed=0):
+    """A hint for a wrong loss, from the value only: NaN, a known mistake's value, or (for the oracle) what it implies."""
+    got, want = float(got), float(want)
+    if math.isnan(got):
+        if not bool((x[:, 1:] != pad_id).any()):
+            return ("Your loss is NaN: with no real target a mean over them is 0/0 (F.cross_entropy's default mean with"
+                    " ignore_index does this). The contract asks for 0.0: divide the summed loss by the number of real"
+                    " targets clamped to at least 1.")
+        return ""
+    matching = [hint for hint, value in _lm_variants(x, pad_id, model_kind, seed)
+                if abs(value - want) > 1e-6 * max(1.0, abs(want)) and abs(got - value) <= 1e-6 * max(1.0, abs(value))]
+    if matching:
+        return " Equally possible on this input: ".join(matching)  # two mistakes can give the same number on a small input
+    if model_kind == "oracle" and got > 1.0:
+        return (f"The oracle puts logit 30 on the true next token, so each target costs ~1e-12 when it is x[:, t+1] and ~30"
+                f" otherwise: your {got:.3g} means about {min(got / 30, 1):.0%} of what you average are not next tokens,"
+                " or not real ones.")
+    return ""
+
+
+def _judge_loss(sub, ctx, x, pad_id, model_kind, scenario, seed=0):
+    """The learner's loss against the reference's (with a hint from its value); returns both observations."""
+    seen = sub.run(lm_loss_scenario, x, pad_id, model_kind, seed=seed)
+    want = ctx.run_reference(lm_loss_scenario, x, pad_id, model_kind, seed=seed)
+    got = _loss_observed(seen, x, scenario, ctx.device, _lm_code(x, pad_id, model_kind, seed, gradients=True))
+    tolerance = {"atol": 1e-6, "rtol": 0.0} if model_kind == "oracle" else {"atol": 1e-12, "rtol": 0.0} if float(want["value"]) == 0 else {"dtype": torch.float64}
+    try:
+        assert_close(got, want["value"], what="loss", scenario=scenario, **tolerance)
+    except CheckFailed as failure:
+        _explain(failure, partial(_loss_hint, got, want["value"], x, pad_id, model_kind, seed))
+        raise
+    return seen, want
+
+
+@check("lm_loss: an oracle model scores ~0 only under the one-step shift", devices=("cpu", "cuda"), uses=LOSS)
 def lm_oracle(sub, ctx):
-    # Rows follow the oracle's language, padded on the right with 0.
-    x = torch.tensor([[3, 4, 5, 6, 1, 2], [6, 1, 2, 0, 0, 0], [1, 2, 3, 4, 5, 0]])
-    scenario = (f"vocabulary {VOCAB}, pad_id 0, x = {x.tolist()}, a model whose logits at position t are right for"
-                f" x[:, t+1]; {ctx.device}")
-    seen = sub.run(lm_loss_scenario, x, 0, "oracle")
-    want = ctx.run_reference(lm_loss_scenario, x, 0, "oracle")
-    got = _loss_observed(seen, scenario)
-    assert_close(got, want["value"], what="loss", scenario=scenario, atol=1e-6, rtol=0,
-                 hint="The logits at position t predict the NEXT token: score them against x[:, t+1], never x[:, t],"
-                 " and leave the pad targets out.")
-    _backward_worked(seen, scenario)
-
-
-@check("lm_loss: pad targets are left out of the mean", devices=("cpu", "cuda"))
-def lm_pad_targets(sub, ctx):
-    pad_id = 3
-    # Rows of different lengths: right padding, left padding, none; a real first token after
-    # left pads IS a target (it is not pad_id), the pads are not.
-    x = torch.tensor([[1, 5, 2, 6, 3, 3, 3], [3, 3, 4, 0, 1, 2, 5], [2, 2, 6, 0, 4, 1, 5], [0, 6, 3, 3, 3, 3, 3]])
-    scenario = (f"vocabulary {VOCAB}, pad_id {pad_id}, x = {x.tolist()}, a small random causal model (float64);"
-                f" {ctx.device}")
-    seen = sub.run(lm_loss_scenario, x, pad_id, "tiny", seed=11)
-    want = ctx.run_reference(lm_loss_scenario, x, pad_id, "tiny", seed=11)
-    calibration = _torch_cross_entropy(x, pad_id, seed=11)
-    if abs(float(want["value"]) - calibration) > 1e-9:
-        raise GraderDefect(f"reference lm_loss {float(want['value'])} disagrees with F.cross_entropy {calibration}")
-    got = _loss_observed(seen, scenario)
-    assert_close(got, want["value"], what="loss", scenario=scenario, dtype=torch.float64,
-                 hint=f"Average the cross-entropy over every target x[:, t+1] that is not pad_id ({pad_id}), all rows"
-                 " together (each real target weighs the same, whatever its row's length).")
-    _backward_worked(seen, scenario)
-    for name, want_grad in want["grads"].items():
-        got_grad = seen["grads"].get(name)
-        if got_grad is None:
-            fail(f"lm_loss ({scenario}): no gradient reached the model parameter {name!r} after loss.backward()")
-        assert_close(got_grad, want_grad, what=f"gradient of the loss w.r.t. {name}", scenario=scenario,
-                     dtype=torch.float64)
+    # Rows follow the oracle's language; the second case is padded on the right with 0. Small to large.
+    for x in (torch.tensor([[3, 4, 5]]), torch.tensor([[3, 4, 5, 6, 1, 2], [6, 1, 2, 0, 0, 0], [1, 2, 3, 4, 5, 0]])):
+        scenario = (f"vocabulary {VOCAB}, pad_id 0, x = {x.tolist()}, a float64 model whose logits at position t are right"
+                    f" for x[:, t+1]; {ctx.device}")
+        _judge_loss(sub, ctx, x, 0, "oracle", scenario)
 
 
 def _torch_cross_entropy(x, pad_id, seed):
@@ -349,22 +756,42 @@ def _torch_cross_entropy(x, pad_id, seed):
         return float(F.cross_entropy(logits.transpose(1, 2), x[:, 1:], ignore_index=pad_id))
 
 
-@check("lm_loss: no targets (all pads, or T = 1) give a 0.0 that backpropagates", devices=("cpu", "cuda"))
-def lm_no_targets(sub, ctx):
+@check("lm_loss: pad targets are left out of the mean", devices=("cpu", "cuda"), uses=LOSS)
+def lm_pad_targets(sub, ctx):
+    pad_id = 3
+    # Small to large: right padding; left padding and rows of different lengths (a real first token after
+    # left pads IS a target, the pads are not); then all of it, with a pad_id that is not 0.
     cases = [
+        torch.tensor([[1, 5, 2, 3]]),
+        torch.tensor([[3, 3, 4, 0], [2, 6, 1, 5]]),
+        torch.tensor([[1, 5, 2, 6, 3, 3, 3], [3, 3, 4, 0, 1, 2, 5], [2, 2, 6, 0, 4, 1, 5], [0, 6, 3, 3, 3, 3, 3]]),
+    ]
+    for x in cases:
+        scenario = f"vocabulary {VOCAB}, pad_id {pad_id}, x = {x.tolist()}, a small random causal float64 model; {ctx.device}"
+        seen, want = _judge_loss(sub, ctx, x, pad_id, "tiny", scenario, seed=11)
+        calibration = _torch_cross_entropy(x, pad_id, seed=11)
+        if abs(float(want["value"]) - calibration) > 1e-9:
+            raise GraderDefect(f"reference lm_loss {float(want['value'])} disagrees with F.cross_entropy {calibration}")
+        with on_input(_lm_code(x, pad_id, "tiny", 11, gradients=True)):
+            for name, want_grad in want["grads"].items():
+                got_grad = seen["grads"].get(name)
+                if got_grad is None:
+                    fail(f"lm_loss ({scenario}): no gradient reached the model parameter {name!r} after loss.backward()")
+                assert_close(got_grad, want_grad, what=f"gradient of the loss w.r.t. {name}", scenario=scenario, dtype=torch.float64)
+
+
+@check("lm_loss: no targets (all pads, or T = 1) give a 0.0 that backpropagates", devices=("cpu", "cuda"), uses=LOSS)
+def lm_no_targets(sub, ctx):
+    cases = [  # small to large
+        (torch.tensor([[4], [1], [6]]), 0, "T = 1, x shape (3, 1), pad_id 0, nothing to predict"),
         (torch.tensor([[2, 2, 2, 2], [2, 2, 2, 2]]), 2, "every token is the pad (pad_id 2), x shape (2, 4)"),
         (torch.tensor([[2, 2, 2, 2], [5, 2, 2, 2]]), 2, "every TARGET is the pad (pad_id 2), x shape (2, 4)"),
-        (torch.tensor([[4], [1], [6]]), 0, "T = 1, x shape (3, 1), pad_id 0, nothing to predict"),
     ]
     for x, pad_id, what in cases:
-        scenario = f"{what}, a small random causal model (float64); {ctx.device}"
-        seen = sub.run(lm_loss_scenario, x, pad_id, "tiny", seed=12)
-        got = _loss_observed(seen, scenario)
-        assert_close(got, 0.0, what="loss", scenario=scenario, atol=1e-12, rtol=0.0,
-                     hint="With no real target the mean is 0/0 = NaN; the contract asks for 0.0 (divide by a count"
-                     " of at least 1, or handle the empty case).")
-        _backward_worked(seen, scenario)
-        for name, grad in seen["grads"].items():
-            if grad is not None:  # a parameter the graph never reached counts as a zero gradient
-                assert_close(grad, torch.zeros_like(grad), what=f"gradient w.r.t. {name}", scenario=scenario,
-                             atol=0.0, rtol=0.0, hint="A loss of 0.0 must give zero gradients.")
+        scenario = f"{what}, a small random causal float64 model; {ctx.device}"
+        seen, _ = _judge_loss(sub, ctx, x, pad_id, "tiny", scenario, seed=12)
+        with on_input(_lm_code(x, pad_id, "tiny", 12, gradients=True)):
+            for name, grad in seen["grads"].items():
+                if grad is not None:  # a parameter the graph never reached counts as a zero gradient
+                    assert_close(grad, torch.zeros_like(grad), what=f"gradient w.r.t. {name}", scenario=scenario,
+                                 atol=0.0, rtol=0.0, hint="A loss of 0.0 must give zero gradients.")

@@ -4,12 +4,20 @@ Everything here is stateful, so the learner's code runs inside scenarios (module
 below, run in the sandbox): a scripted run of scaler.update, one unscale_ call on hand-built
 gradients, or a short training run that records after every step what train_step returned, the
 scale, the parameters and the optimizer state. The judge then walks the record step by step, so
-the first step that goes wrong is the one reported.
+the first step that goes wrong is the one reported, and the failing input is the run cut off right
+after that step, written as code the learner can paste (scripted_code, unscale_code, training_code).
+A scripted run that fails late and irregularly is shrunk by Hypothesis to a short one (shrinking_updates).
 
 Expected values come from torch.amp.GradScaler driven the same way (the canonical AMP recipe:
 scale, backward, unscale_, clip, step, update) wherever GradScaler can do what the contract asks,
 and from the reference otherwise: GradScaler has no min_scale floor and refuses to unscale float16
 gradients. Where both exist they must agree, or the grader reports its own defect.
+
+Hints follow the evidence: a wrong scale sequence is compared with the sequences that known
+mistakes of the update rule produce (simulate_scales with a `mistake`); a wrong scale inside
+training is checked against the learner's scaler driven alone with the same overflows (a control
+run); a wrong single SGD step is compared with the steps that known mistakes of the recipe produce
+(_sgd_step_evidence); a wrong unscale_ verdict is read against the verdicts on the other cases.
 """
 
 import math
@@ -19,13 +27,17 @@ import types
 import torch
 import torch.nn.functional as F
 
-from mlprep.grading import GraderDefect, as_float, assert_close, check, expect_sequence, fail
+from mlprep.grading import (Call, CheckFailed, GraderDefect, as_float, assert_close, check, expect_sequence, fail, on_input, scenario,
+                            shrink_on_failure)
+
+SCALER = ("DynamicLossScaler",)  # checks that only build a scaler and call its methods
+BOTH = ("DynamicLossScaler", "train_step")
 
 SCALE_RULES = ("on an overflow the scale is multiplied by backoff_factor (never below min_scale) and the clean-step"
                " count restarts; a clean step adds one to the count, and when the count reaches growth_interval the"
                " scale is multiplied by growth_factor and the count restarts")
 
-RECIPE_HINT = ("the update differs from the GradScaler recipe: zero the grads, backward of scale_loss(loss), unscale_ once"
+RECIPE_HINT = ("The update differs from the GradScaler recipe: zero the grads, backward of scale_loss(loss), unscale_ once"
                " (dividing by the scale the loss was multiplied with), clip if asked, step only if every grad is finite,"
                " then update the scale.")
 
@@ -39,8 +51,162 @@ LONG_RUN_TOL = (1e-5, 1e-5)
 
 
 # ---------------------------------------------------------------------------------------------
+# Failing inputs as code (run where `from <your file> import *`, `import torch` are in scope)
+# ---------------------------------------------------------------------------------------------
+def _float_code(x):
+    if math.isnan(x):
+        return 'float("nan")'
+    if math.isinf(x):
+        return 'float("inf")' if x > 0 else '-float("inf")'
+    mantissa, exponent = math.frexp(abs(x))
+    if mantissa == 0.5 and abs(x) < 1e-3:  # a tiny power of two reads better as one: 2.0**-20, not 9.5367431640625e-07
+        return f"{'-' if x < 0 else ''}2.0**{exponent - 1}"
+    return repr(float(x))
+
+
+def _list_code(values, text):
+    """A list as short Python: runs of 3 or more equal items as [x] * n, the rest written out,
+    e.g. [False] * 1999 + [True]."""
+    items = [text(v) for v in values]
+    parts, loose, i = [], [], 0
+    while i < len(items):
+        j = i
+        while j < len(items) and items[j] == items[i]:
+            j += 1
+        if j - i >= 3:
+            if loose:
+                parts.append("[" + ", ".join(loose) + "]")
+                loose = []
+            parts.append(f"[{items[i]}] * {j - i}")
+        else:
+            loose.extend(items[i:j])
+        i = j
+    if loose:
+        parts.append("[" + ", ".join(loose) + "]")
+    return " + ".join(parts) or "[]"
+
+
+def _nested_code(values):
+    if isinstance(values, list):
+        return "[" + ", ".join(_nested_code(v) for v in values) + "]"
+    return _float_code(values)
+
+
+def _tensor_code(t, device):
+    extras = [] if t.dtype == torch.float32 else [f"dtype={t.dtype}"]
+    if device != "cpu":
+        extras.append(f'device="{device}"')
+    return f"torch.tensor({', '.join([_nested_code(t.tolist()), *extras])})"
+
+
+def _kwargs_code(kwargs):
+    return ", ".join(f"{k}={_float_code(v) if isinstance(v, float) else repr(v)}" for k, v in kwargs.items())
+
+
+def scripted_code(settings, pattern):
+    """A scripted run as code: the scaler, update(found_inf) once per letter, the scales."""
+    scaler = f"DynamicLossScaler({_kwargs_code(settings)})"
+    if not pattern:
+        return Call.code(f"{scaler}.scale")
+    return Call.code("\n".join([
+        f"scaler = {scaler}",
+        "scales = [scaler.scale]",
+        f"for found_inf in {_list_code([c == 'O' for c in pattern], repr)}:",
+        "    scaler.update(found_inf)",
+        "    scales.append(scaler.scale)",
+        "scales",
+    ]))
+
+
+def unscale_code(grads, scale, device, show="finite, [p.grad for p in params]"):
+    """An unscale_ probe as code; `show` is the last line, the value that differs (the flag, the
+    grads, the tensors that were p.grad before the call, or views of them)."""
+    zeros = "torch.zeros(2)" if device == "cpu" else f'torch.zeros(2, device="{device}")'
+    make = f"{zeros} if g is None else torch.zeros_like(g)" if any(g is None for g in grads) else "torch.zeros_like(g)"
+    lines = ["grads = ["] + [f"    {'None' if g is None else _tensor_code(g, device)}," for g in grads] + [
+        "]",
+        f"params = [torch.nn.Parameter({make}) for g in grads]",
+        "for p, g in zip(params, grads):",
+        "    p.grad = g",
+    ]
+    if show == "views":
+        lines.append("views = [g.view(-1) for g in grads if g is not None]  # views taken before unscale_")
+    lines += [f"finite = DynamicLossScaler(init_scale={scale!r}).unscale_(params)", show]
+    return Call.code("\n".join(lines))
+
+
+UNUSED_HEAD_CODE = [
+    "class MlpWithUnusedHead(torch.nn.Module):  # as in graders/loss-scaling.py",
+    "    def __init__(self):",
+    "        super().__init__()",
+    "        self.body = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))",
+    "        self.unused_head = torch.nn.Linear(8, 3)  # forward never uses it: its parameters get no gradient",
+    "    def forward(self, x):",
+    "        return self.body(x)",
+]
+
+LOSS_CODE = {  # LOSSES below, as the learner's code (keep the two in step)
+    "mse": 'lambda model, batch: ((model(batch["x"]) - batch["y"]) ** 2).mean() * batch["poison"]',
+    "sum": 'lambda model, batch: model(batch["x"]).sum()',
+    "half_compute": 'lambda model, batch: torch.nn.functional.linear(batch["x"].half(), model.weight.half()).float().sum() * 2.0**-27',
+    "half_model": 'lambda model, batch: model(batch["x"].half()).float().sum()',
+}
+
+SHOW_RUN = {
+    "stepped": "stepped",
+    "scales": "scales",
+    "params": "list(model.parameters())",
+    "state": "[optimizer.state[p] for p in model.parameters()]",
+    "all": "stepped, scales, list(model.parameters())",
+}
+
+
+def training_code(spec, device, steps=None, show="all"):
+    """A training run as code (the same models, losses and batches as training_run), cut off after
+    `steps` steps, ending in what differs (SHOW_RUN)."""
+    to = "" if device == "cpu" else f'.to("{device}")'
+    lines = []
+    if spec["model"] == "linear":
+        weight = spec["weight"]
+        half = ".half()" if spec.get("param_dtype") == "float16" else ""
+        lines += [f"model = torch.nn.Linear({len(weight[0])}, {len(weight)}, bias=False)", "with torch.no_grad():",
+                  f"    model.weight.copy_(torch.tensor({_nested_code(weight)}))"]
+        if half or to:
+            lines.append(f"model = model{half}{to}")
+    else:
+        if spec["model"] == "mlp_unused_head":
+            lines += UNUSED_HEAD_CODE + ["model = MlpWithUnusedHead()"]
+        else:
+            lines.append("model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))")
+        lines += [f"generator = torch.Generator().manual_seed({spec['seed']})", "with torch.no_grad():", "    for p in model.parameters():",
+                  "        p.copy_(torch.randn(p.shape, generator=generator) * 0.5)"]
+        if to:
+            lines.append(f"model = model{to}")
+    name, kwargs = spec["optimizer"]
+    lines.append(f"optimizer = torch.optim.{'SGD' if name == 'sgd' else 'Adam'}(model.parameters(), {_kwargs_code(kwargs)})")
+    lines.append(f"scaler = DynamicLossScaler({_kwargs_code(spec['scaler'])})")
+    lines.append(f"loss_fn = {LOSS_CODE[spec['loss']]}")
+    if spec["loss"] == "mse":
+        n = len(spec["poison"])
+        steps = n if steps is None else steps
+        lines += [f"generator = torch.Generator().manual_seed({spec['seed'] + 1})",
+                  f"xs, ys = torch.randn({n}, 6, 4, generator=generator), torch.randn({n}, 6, 1, generator=generator)",
+                  f"poison = {_list_code(spec['poison'][:steps], _float_code)}  # 1.0: a clean batch; inf, nan: an injected overflow",
+                  f'batches = [{{"x": x{to}, "y": y{to}, "poison": p}} for x, y, p in zip(xs, ys, poison)]']
+    else:
+        steps = spec["steps"] if steps is None else steps
+        lines.append(f'batches = [{{"x": torch.tensor({_nested_code(spec["x"])}){to}}}] * {steps}')
+    clip = "" if spec.get("max_grad_norm") is None else f", max_grad_norm={spec['max_grad_norm']!r}"
+    lines += ["stepped, scales = [], []", "for batch in batches:",
+              f"    stepped.append(train_step(model, loss_fn, batch, optimizer, scaler{clip}))", "    scales.append(scaler.scale)",
+              SHOW_RUN[show]]
+    return Call.code("\n".join(lines))
+
+
+# ---------------------------------------------------------------------------------------------
 # Scenarios (run in the sandbox on the learner's module; here on the reference or on GradScaler)
 # ---------------------------------------------------------------------------------------------
+@scenario(repro=lambda interface, settings, pattern: scripted_code(settings, pattern))
 def scripted_updates(module, settings, pattern):
     """Scenario: a scaler with `settings`, then update(found_inf) once per letter of pattern
     ("O" overflow, "C" clean); the scale before the first update and after each one."""
@@ -52,21 +218,30 @@ def scripted_updates(module, settings, pattern):
     return scales
 
 
-def unscale_probe(module, grads, scale):
+@scenario(repro=lambda interface, grads, scale, device: unscale_code(grads, scale, device))
+def unscale_probe(module, grads, scale, device):
     """Scenario: one parameter per entry of grads (None: a parameter without a gradient), one
-    unscale_ call with the given scale; what it returned and every p.grad afterwards."""
-    device = next(g.device for g in grads if g is not None)
-    params = []
+    unscale_ call with the given scale. Returns what it returned and, per parameter: p.grad
+    afterwards, whether p.grad is still the tensor it was before the call, that tensor, and a view
+    of it taken before the call (unscale_ divides in place: hooks and views see the same values)."""
+    params, originals, views = [], [], []
     for g in grads:
         if g is None:
             params.append(torch.nn.Parameter(torch.zeros(2, device=device)))
         else:
-            p = torch.nn.Parameter(torch.zeros(g.shape, dtype=g.dtype, device=g.device))
-            p.grad = g.clone()
+            p = torch.nn.Parameter(torch.zeros(g.shape, dtype=g.dtype, device=device))
+            p.grad = g.to(device).clone()
             params.append(p)
+        originals.append(params[-1].grad)
+        views.append(None if g is None else params[-1].grad.view(-1))
     scaler = module.DynamicLossScaler(init_scale=scale)
     result = scaler.unscale_(list(params))
-    return result, [None if p.grad is None else p.grad.detach().cpu().clone() for p in params]
+
+    def copy(t):
+        return None if t is None else t.detach().cpu().clone()
+
+    return {"result": result, "grads": [copy(p.grad) for p in params], "same_tensor": [p.grad is o for p, o in zip(params, originals)],
+            "originals": [copy(o) for o in originals], "views": [copy(v) for v in views]}
 
 
 class MlpWithUnusedHead(torch.nn.Module):
@@ -159,6 +334,7 @@ def _optimizer_state(optimizer):
     return state
 
 
+@scenario(repro=lambda interface, spec, device: training_code(spec, device))
 def training_run(module, spec, device):
     """Scenario: a model, an optimizer and the learner's scaler, then train_step once per batch;
     the initial parameters and optimizer state, and after every step: what train_step returned,
@@ -255,14 +431,54 @@ def _same_record(ref, gs, where):
 
 
 # ---------------------------------------------------------------------------------------------
-# Reading and comparing what came back
+# The update rule, and the known mistakes of it (for hints that follow the evidence)
 # ---------------------------------------------------------------------------------------------
+DEFAULTS = {"init_scale": 2.0**16, "growth_factor": 2.0, "backoff_factor": 0.5, "growth_interval": 2000, "min_scale": 1.0}
+
+SCALE_MISTAKES = {
+    "no_backoff": "an overflow leaves the scale unchanged (multiply it by backoff_factor)",
+    "no_floor": "an overflow multiplies the scale by backoff_factor without the floor (use max(scale * backoff_factor, min_scale))",
+    "int_scale": "the scale is kept as an int, which cuts off its fraction (keep it a float)",
+    "overflow_keeps_count": "an overflow does not restart the clean-step count",
+    "growth_keeps_count": "a growth does not restart the clean-step count",
+    "every_step": "the scale grows after every clean step, not after growth_interval clean steps in a row",
+    "late_growth": "the scale grows after growth_interval + 1 clean steps in a row instead of growth_interval",
+}
+
+
+def simulate_scales(settings, pattern, mistake=None):
+    """The contract's update rule, written out (it double-checks the reference and judges the
+    shrunk cases); with a `mistake` of SCALE_MISTAKES, the rule as that mistake changes it."""
+    s = {**DEFAULTS, **settings}
+    as_scale = int if mistake == "int_scale" else float
+    interval = 1 if mistake == "every_step" else s["growth_interval"] + 1 if mistake == "late_growth" else s["growth_interval"]
+    scale, count = as_scale(s["init_scale"]), 0
+    out = [float(scale)]
+    for letter in pattern:
+        if letter == "O":
+            backed_off = scale if mistake == "no_backoff" else scale * s["backoff_factor"]
+            scale = as_scale(backed_off if mistake == "no_floor" else max(backed_off, s["min_scale"]))
+            count = count if mistake == "overflow_keeps_count" else 0
+        else:
+            count += 1
+            if count >= interval:
+                scale = as_scale(scale * s["growth_factor"])
+                count = count if mistake == "growth_keeps_count" else 0
+        out.append(float(scale))
+    return out
+
+
 def _fmt_scale(x):
     return f"{x:.10g}"
 
 
 def _settings_text(settings):
     return ", ".join(f"{k}={_fmt_scale(v)}" for k, v in settings.items()) or "default settings"
+
+
+def _scripted_text(settings, pattern):
+    overflows = ", #".join(str(i + 1) for i, c in enumerate(pattern) if c == "O")
+    return f"{_settings_text(settings)}; {len(pattern)} updates" + (f", overflows at #{overflows}" if overflows else ", all clean")
 
 
 def as_flag(got, *, what, scenario):
@@ -285,51 +501,131 @@ def _clean_run(pattern, k):
     return n
 
 
+def _recorded_scales(got, n, settings, pattern, scenario):
+    with on_input(scripted_code(settings, pattern)):
+        got = expect_sequence(got, n, what="recorded scales", scenario=scenario)
+        return [as_float(g, what="scaler.scale", scenario=scenario) for g in got]
+
+
+def _scale_hint(got, want, settings, pattern, k):
+    """Why the scale after update k (1-based) is wrong, as far as the scales show it: the known
+    mistakes whose rule gives exactly the learner's scales so far, else what this one update shows."""
+    matches = [text for mistake, text in SCALE_MISTAKES.items() if simulate_scales(settings, pattern[:k], mistake) == got[:k + 1]]
+    if matches:
+        return "Your scales up to here are exactly those of the rule with one change: " + "; or ".join(matches) + "."
+    if k == 0:
+        return "The scale starts at init_scale."
+    s = {**DEFAULTS, **settings}
+    letter, before = pattern[k - 1], want[k - 1]
+    if letter == "O" and got[k] == got[k - 1]:
+        return "An overflow must multiply the scale by backoff_factor (never below min_scale)."
+    if letter == "O" and got[k] < want[k]:
+        if want[k] != int(want[k]) and got[k] == math.floor(want[k]):
+            return "The scale lost its fraction: keep it a float, not an int."
+        if got[k] == before * s["backoff_factor"]:
+            return f"That is scale * backoff_factor without the floor: back off with max(scale * backoff_factor, min_scale={_fmt_scale(s['min_scale'])})."
+        return f"The scale must be max(scale * backoff_factor, min_scale={_fmt_scale(s['min_scale'])})."
+    if letter == "C" and want[k] == before and got[k] > got[k - 1]:
+        return (f"The scale grew although this update does not complete growth_interval = {s['growth_interval']} clean steps since"
+                " the last overflow or growth (the count restarts from 0 after each).")
+    if letter == "C" and want[k] > before:
+        return (f"This update completes growth_interval = {s['growth_interval']} clean steps since the last overflow or growth,"
+                " so the scale must be multiplied by growth_factor here.")
+    return f"The rules: {SCALE_RULES}."
+
+
+def _fail_run(run, message, **details):
+    """fail(), remembering the scripted run cut off after its first wrong update (for shrinking_updates)."""
+    try:
+        fail(message, **details)
+    except CheckFailed as failure:
+        failure.failing_run = run
+        raise
+
+
 def compare_scales(got, want, settings, pattern, *, scenario):
-    """Scale after each scripted update, in order; exact (the factors are powers of two)."""
-    got = expect_sequence(got, len(want), what="recorded scales", scenario=scenario)
-    got = [as_float(g, what="scaler.scale", scenario=scenario) for g in got]
+    """Scale after each scripted update, in order; exact (the factors are powers of two). The
+    failing input is the run cut off right after the first wrong update."""
+    got = _recorded_scales(got, len(want), settings, pattern, scenario)
     if got[0] != want[0]:
-        fail(f"scaler.scale right after DynamicLossScaler({_settings_text(settings)}): expected {_fmt_scale(want[0])},"
-             f" got {_fmt_scale(got[0])}; the scale starts at init_scale", expected=want[0], got=got[0])
+        _fail_run("", f"scaler.scale right after DynamicLossScaler({_settings_text(settings)}): expected {_fmt_scale(want[0])},"
+                      f" got {_fmt_scale(got[0])}; the scale starts at init_scale",
+                  failing_input=scripted_code(settings, ""), expected=want[0], got=got[0], update=0, scenario=scenario)
     for k in range(1, len(want)):
         if got[k] == want[k]:
             continue
-        letter, before, run = pattern[k - 1], want[k - 1], _clean_run(pattern, k - 1)
-        event = "found_inf=True" if letter == "O" else "found_inf=False"
-        if letter == "O" and got[k] == got[k - 1]:
-            hint = "an overflow must multiply the scale by backoff_factor (never below min_scale)."
-        elif letter == "O" and got[k] < want[k]:
-            floor = _fmt_scale(settings.get("min_scale", 1.0))
-            hint = (f"the scale went below what max(scale * backoff_factor, min_scale={floor}) gives: is it truncated to an int,"
-                    " or missing the min_scale floor?")
-        elif letter == "C" and want[k] == before and got[k] > got[k - 1]:
-            hint = ("the scale grew too early: it grows only once growth_interval clean steps have happened in a row, and the"
-                    " count starts again from 0 after an overflow and after each growth.")
-        elif letter == "C" and want[k] > before:
-            hint = "this update completes growth_interval clean steps in a row, so the scale must be multiplied by growth_factor here."
-        else:
-            hint = f"the rules: {SCALE_RULES}."
-        fail(f"scripted updates ({scenario}): after update #{k} ({event}; {run} clean update(s) in a row before it),"
-             f" expected scale {_fmt_scale(want[k])} (it was {_fmt_scale(before)}), got {_fmt_scale(got[k])}. {hint}",
-             update=k, expected=want[k], got=got[k], expected_before=before)
+        event = "found_inf=True" if pattern[k - 1] == "O" else "found_inf=False"
+        _fail_run(pattern[:k], f"scripted updates ({scenario}): after update #{k} ({event}; {_clean_run(pattern, k - 1)} clean"
+                               f" update(s) in a row before it), expected scale {_fmt_scale(want[k])} (it was {_fmt_scale(want[k - 1])}),"
+                               f" got {_fmt_scale(got[k])}. {_scale_hint(got, want, settings, pattern, k)}",
+                  failing_input=scripted_code(settings, pattern[:k]), update=k, expected=want[k], got=got[k], expected_before=want[k - 1],
+                  scenario=scenario)
 
 
-def simulate_scales(settings, pattern):
-    """The contract's update rule, written out (used to double-check the reference)."""
-    s = {"init_scale": 2.0**16, "growth_factor": 2.0, "backoff_factor": 0.5, "growth_interval": 2000, "min_scale": 1.0, **settings}
-    scale, count, out = float(s["init_scale"]), 0, [float(s["init_scale"])]
-    for letter in pattern:
-        if letter == "O":
-            scale, count = max(scale * s["backoff_factor"], s["min_scale"]), 0
-        else:
-            count += 1
-            if count >= s["growth_interval"]:
-                scale, count = scale * s["growth_factor"], 0
-        out.append(scale)
-    return out
+def judge_floor(got, want, settings, pattern, *, scenario):
+    """The scale never falls below min_scale (nor to 0), then the whole sequence as compare_scales."""
+    min_scale = settings.get("min_scale", 1.0)
+    scales = _recorded_scales(got, len(want), settings, pattern, scenario)
+    for k, s in enumerate(scales):
+        if not s >= min_scale:
+            zero = " (a zero scale makes every unscale 0/0)" if s == 0 else ""
+            _fail_run(pattern[:k], f"scaler.scale after {k} update(s) ({scenario}): got {_fmt_scale(s)}, below min_scale ="
+                                   f" {_fmt_scale(min_scale)}{zero}. {_scale_hint(scales, want, settings, pattern, k)}",
+                      failing_input=scripted_code(settings, pattern[:k]), update=k, got=s, min_scale=min_scale, scenario=scenario)
+    compare_scales(scales, want, settings, pattern, scenario=scenario)
 
 
+# ---------------------------------------------------------------------------------------------
+# Shrinking a failed scripted run to a short pattern
+# ---------------------------------------------------------------------------------------------
+SHRINK_ABOVE = 6  # a failure within the first 6 updates is shown as it is, and so is a regular run ([True] * 1200 + [False] * 3)
+
+
+def _worth_shrinking(pattern):
+    """Whether a failing run (cut off after its first wrong update) reads badly enough to look for
+    a shorter one: more than SHRINK_ABOVE updates, in more than two runs of equal updates."""
+    runs = 1 + sum(a != b for a, b in zip(pattern, pattern[1:]))
+    return len(pattern) > SHRINK_ABOVE and runs > 2
+
+# The toolkit shrinks only a failing input it cannot write out in full, and a scripted run can
+# always be written out (however long, its pattern renders compactly): a failure worth shrinking
+# carries this stand-in while the toolkit shrinks, and gets its own input back if shrinking finds no
+# smaller case.
+def scripted_cases(inits, floors, floor_may_bind):
+    """Hypothesis cases (settings, pattern) of a short scripted run: settings within the
+    contract (powers of two for the factors, init_scale >= min_scale >= 1) shrinking to the first
+    init_scale and floor, factors 2 and 1/2, growth_interval 1; patterns of up to 12 updates
+    shrinking to short, clean ones."""
+    from hypothesis import strategies as st
+
+    def settings(init, growth, backoff, interval, floor):
+        drawn = {"init_scale": init, "growth_factor": growth, "backoff_factor": backoff, "growth_interval": interval, "min_scale": floor}
+        return {k: v for k, v in drawn.items() if k == "growth_interval" or v != DEFAULTS[k]}
+
+    cases = st.tuples(st.tuples(st.sampled_from(inits), st.sampled_from([2.0, 4.0]), st.sampled_from([0.5, 0.25]), st.integers(1, 4),
+                                st.sampled_from(floors)).map(lambda drawn: settings(*drawn)),
+                      st.lists(st.sampled_from("CO"), min_size=1, max_size=12).map("".join))
+    if floor_may_bind:
+        return cases
+    return cases.filter(lambda case: simulate_scales(*case) == simulate_scales(*case, "no_floor"))
+
+
+def verify_scripted(sub, settings, pattern, floor):
+    want = simulate_scales(settings, pattern)
+    got = sub.run(scripted_updates, settings, pattern)
+    (judge_floor if floor else compare_scales)(got, want, settings, pattern, scenario=_scripted_text(settings, pattern))
+
+
+def shrinking_updates(sub, inits, floors, floor):
+    """shrink_on_failure for a scripted-update check: a failure on a run worth shrinking (long
+    and irregular) is replaced by the smallest short run that fails too, if there is one."""
+    return shrink_on_failure(sub, lambda: scripted_cases(inits, floors, floor), lambda case: verify_scripted(sub, *case, floor),
+                             worth_shrinking=lambda failure: _worth_shrinking(getattr(failure, "failing_run", "")))
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading a training record
+# ---------------------------------------------------------------------------------------------
 def _step_text(spec, k, want):
     poison = spec.get("poison")
     if poison is not None:
@@ -346,125 +642,261 @@ def _param_names(spec):
     return [f"{name} {tuple(p.shape)}" for name, p in model.named_parameters()]
 
 
-def compare_run(got, want, spec, *, scenario, rtol=None, atol=None, hints=None):
-    """Walk a training record step by step: returned flag, scale, parameters, optimizer state."""
-    hints = hints or {}
+def _same_values(a, b):
+    return bool(((a == b) | (a.isnan() & b.isnan())).all())
+
+
+def _changed_at(got, k):
+    """Whether the learner's parameters or optimizer state changed in step k (None: unreadable)."""
+    try:
+        params, state = (got["params"][k - 1], got["state"][k - 1]) if k else (got["params0"], got["state0"])
+        if any(not _same_values(a, b) for a, b in zip(params, got["params"][k])):
+            return True
+        return any(set(a) != set(b) or any(not torch.equal(torch.as_tensor(a[key]), torch.as_tensor(b[key])) for key in a)
+                   for a, b in zip(state, got["state"][k]))
+    except Exception:  # noqa: BLE001 - a malformed record gets no hint; its verdict comes from the checks
+        return None
+
+
+def _flag_hint(got, want, spec, k):
+    """What train_step's wrong return value at step k comes with, as the record shows it."""
+    changed = _changed_at(got, k)
+    if want["stepped"][k]:
+        if changed:
+            return "Your train_step did change the parameters in this step (the optimizer stepped), yet returned False: return True exactly when it stepped."
+        skipped = [j for j in range(k) if not want["stepped"][j]]
+        if skipped:
+            return (f"Every gradient of this step is finite; an inf/NaN your check saw may be left over from the overflow at step"
+                    f" {skipped[-1] + 1}: zero the grads at the start of each step.")
+        return "Every gradient of this step is finite, so the optimizer must step."
+    if changed is False:
+        return "Your train_step skipped the step as it should (parameters and optimizer state unchanged), yet returned True: return False when it skips."
+    poison = (spec.get("poison") or [1.0] * (k + 1))[k]
+    if isinstance(poison, float) and math.isnan(poison):
+        return ("The scaled gradients are NaN here (the loss was multiplied by nan), and a NaN is not an inf: test with torch.isfinite,"
+                " which catches inf, -inf and NaN; then skip the step.")
+    if poison != 1.0:
+        return ("The loss was multiplied by inf, so the scaled gradients hold inf or NaN (inf * 0 is NaN in backward): skip the step;"
+                " torch.isfinite catches both.")
+    return "The scaled gradients overflow float16 at this scale (they hold inf): skip the step."
+
+
+def _scale_control_hint(sub, got, want, spec, k):
+    """A control run: the learner's scaler alone, given update(found_inf) with this run's overflows.
+    It tells a wrong update rule from a train_step that drives a right one wrongly."""
+    pattern = "".join("C" if s else "O" for s in want["stepped"][:k + 1])
+    try:
+        alone = [float(s) for s in sub.run(scripted_updates, spec["scaler"], pattern)]
+    except Exception:  # noqa: BLE001 - no control, no hint; the verdict stands on its own
+        return ""
+    want_scales = [want["scale0"], *want["scales"][:k + 1]]
+    before = want_scales[-2]
+    overflows = ", ".join(str(j + 1) for j, c in enumerate(pattern) if c == "O")
+    found = f"found_inf=True at step(s) {overflows}" if overflows else "all with found_inf=False"
+    if alone == want_scales:
+        if not want["stepped"][k] and got["scales"][k] == before:
+            return (f"train_step left the scale unchanged on this skipped step, while your DynamicLossScaler alone, given"
+                    f" update(found_inf) for these steps ({found}), backs off correctly: call"
+                    " scaler.update(found_inf=True) on skipped steps too.")
+        return (f"Your DynamicLossScaler alone, given update(found_inf) for these steps ({found}), gives"
+                " the expected scales: so train_step drives it differently; call scaler.update(not stepped) exactly once per step.")
+    matches = [text for mistake, text in SCALE_MISTAKES.items() if simulate_scales(spec["scaler"], pattern, mistake) == alone]
+    why = ("its scales are exactly those of the rule with one change: " + "; or ".join(matches) if matches
+           else f"its update rule differs from the contract ({SCALE_RULES})")
+    if alone[-1] == got["scales"][k]:
+        return (f"Your DynamicLossScaler alone, given update(found_inf) for these steps ({found}), gives"
+                f" {_fmt_scale(alone[-1])} here too, so the scale rule is at fault, not train_step: {why}.")
+    return (f"Your DynamicLossScaler alone, given update(found_inf) for these steps ({found}), does not"
+            f" give the expected scales either: {why}.")
+
+
+def _gradient_at(spec, weight, scale):
+    """The weight's gradient, in float64, of one step's loss times `scale`, computed as the model
+    computes it (float16 rounding, underflow and overflow included)."""
+    model = _build_model(spec)
+    with torch.no_grad():
+        model.weight.copy_(weight)
+    (LOSSES[spec["loss"]](model, _batches(spec, "cpu")[0]) * scale).backward()
+    return model.weight.grad.double().flatten()
+
+
+def _sgd_step_evidence(spec, want, got, k):
+    """For one-layer SGD runs without momentum: the gradient the learner's step applied, compared
+    with the steps that known mistakes of the recipe give. A hint naming the matching mistakes, or ""."""
+    name, kwargs = spec["optimizer"]
+    if spec["model"] != "linear" or name != "sgd" or kwargs.get("momentum") or not want["stepped"][k]:
+        return ""
+    lr, max_norm = kwargs["lr"], spec.get("max_grad_norm")
+    try:
+        before = (got["params"][k - 1] if k else got["params0"])[0]
+        after = got["params"][k][0]
+        applied = ((before.double() - after.double()) / lr).flatten()
+        resolution = 2 * torch.finfo(before.dtype).eps * torch.maximum(before.double().abs(), after.double().abs()).flatten() / lr
+    except Exception:  # noqa: BLE001 - a malformed record gets no hint
+        return ""
+    scale = want["scales"][k - 1] if k else want["scale0"]
+    new_scale = want["scales"][k]
+    weight = (want["params"][k - 1] if k else want["params0"])[0]
+    g = _gradient_at(spec, weight, scale)
+
+    def clip(v):
+        return v if max_norm is None else v * min(1.0, max_norm / (float(v.norm()) + 1e-6))
+
+    right = clip(g / scale)
+    candidates = [("dividing the gradients by the scale once more than they were multiplied by it (unscaling twice)", clip(g / scale / scale)),
+                  ("not multiplying the loss by the scale before backward (but dividing the gradients by it)", clip(_gradient_at(spec, weight, 1.0) / scale)),
+                  ("not dividing the gradients by the scale", clip(g))]
+    if max_norm is not None:
+        candidates += [("clipping the gradients before unscaling them (max_grad_norm then bounds the scaled gradients)", clip(g) / scale),
+                       ("not clipping", g / scale)]
+    if new_scale != scale:
+        candidates.append(("dividing the gradients by the scale after update changed it (unscale before updating the scale)",
+                           clip(g / new_scale)))
+
+    def close(a, b):
+        return bool(torch.isfinite(b).all()) and bool(((a - b).abs() <= resolution + 0.02 * b.abs()).all())
+
+    matches = [text for text, c in candidates if not close(right, c) and close(applied, c)]
+    zero = torch.zeros_like(applied)
+    if close(applied, zero) and not close(right, zero):
+        return "The weights did not move in this step" + (f"; that is what {' or '.join(matches)} gives here." if matches else ".")
+    if not matches:
+        return ""
+    shown = ", ".join(f"{v:.4g}" for v in applied.tolist())
+    expected_step = ", ".join(f"{v:.4g}" for v in right.tolist())
+    return f"The weights moved as if the gradient were ({shown}) instead of ({expected_step}): {' or '.join(matches)} gives exactly that."
+
+
+def compare_run(sub, got, want, spec, device, *, scenario, rtol=None, atol=None):
+    """Walk a training record step by step: returned flag, scale, parameters, optimizer state. The
+    failing input is the run cut off after the first step that goes wrong, ending in what differs."""
     if not isinstance(got, dict) or set(got) != set(want):
-        fail(f"training run ({scenario}): the scenario's record came back malformed: {type(got).__name__}")
+        with on_input(training_code(spec, device)):
+            fail(f"training run ({scenario}): the scenario's record came back malformed: {type(got).__name__}")
     names = _param_names(spec)
     n = len(want["stepped"])
     dtype = spec.get("param_dtype", "float32")
     for k in range(n):
         where = f"{scenario}; {_step_text(spec, k, want)}"
-        flag = as_flag(got["stepped"][k], what="train_step's return value", scenario=where)
-        if flag != want["stepped"][k]:
-            meaning = ("the optimizer should have stepped: every gradient of this step is finite (if your check saw an"
-                       " inf/NaN, was it left over in p.grad from an earlier step? zero the grads first)" if want["stepped"][k]
-                       else "the step must be skipped: the scaled gradients hold inf/NaN")
-            fail(f"train_step ({where}): expected {want['stepped'][k]}, got {flag}; {meaning}. {hints.get('stepped', '')}".strip(),
-                 step=k + 1, expected=want["stepped"][k], got=flag)
+        with on_input(training_code(spec, device, k + 1, "stepped")):
+            flag = as_flag(got["stepped"][k], what="train_step's return value", scenario=where)
+            if flag != want["stepped"][k]:
+                fail(f"train_step ({where}): expected {want['stepped'][k]}, got {flag}. {_flag_hint(got, want, spec, k)}",
+                     step=k + 1, expected=want["stepped"][k], got=flag)
         if not want["stepped"][k]:
-            _unchanged_on_overflow(got, k, names, where)
-        got_scale = as_float(got["scales"][k], what="scaler.scale", scenario=where)
-        if got_scale != want["scales"][k]:
-            fail(f"scaler.scale after {where}: expected {_fmt_scale(want['scales'][k])}, got {_fmt_scale(got_scale)}."
-                 f" {hints.get('scale', 'train_step must call scaler.update once per step, with found_inf = not stepped.')}",
-                 step=k + 1, expected=want["scales"][k], got=got_scale)
-        got_params = expect_sequence(got["params"][k], len(names), what="parameters", scenario=where)
-        for name, g, w in zip(names, got_params, want["params"][k]):
-            assert_close(g, w, what=f"parameter {name} after the step", scenario=where, rtol=rtol, atol=atol, dtype=dtype,
-                         hint=hints.get("params", RECIPE_HINT))
-        for i, (g_state, w_state) in enumerate(zip(got["state"][k], want["state"][k])):
-            if set(g_state) != set(w_state):
-                fail(f"optimizer state of parameter {names[i]} after {where}: expected entries {sorted(w_state)}, got {sorted(g_state)}."
-                     f" {hints.get('state', '')}".strip())
-            for key in w_state:
-                assert_close(g_state[key], w_state[key], what=f"optimizer state {key!r} of parameter {names[i]}", scenario=where,
-                             rtol=rtol, atol=atol, dtype="float32", hint=hints.get("state", RECIPE_HINT))
+            _unchanged_on_overflow(got, k, names, where, spec, device)
+        with on_input(training_code(spec, device, k + 1, "scales")):
+            got_scale = as_float(got["scales"][k], what="scaler.scale", scenario=where)
+            if got_scale != want["scales"][k]:
+                fail(f"scaler.scale after {where}: expected {_fmt_scale(want['scales'][k])}, got {_fmt_scale(got_scale)}."
+                     f" {_scale_control_hint(sub, got, want, spec, k)}".strip(), step=k + 1, expected=want["scales"][k], got=got_scale)
+        with on_input(training_code(spec, device, k + 1, "params")):
+            got_params = expect_sequence(got["params"][k], len(names), what="parameters", scenario=where)
+            for name, g, w in zip(names, got_params, want["params"][k]):
+                try:
+                    assert_close(g, w, what=f"parameter {name} after the step", scenario=where, rtol=rtol, atol=atol, dtype=dtype)
+                except CheckFailed as failure:
+                    hint = _sgd_step_evidence(spec, want, got, k) or RECIPE_HINT
+                    failure.message = f"{failure.message} {hint}"
+                    raise
+        with on_input(training_code(spec, device, k + 1, "state")):
+            for i, (g_state, w_state) in enumerate(zip(got["state"][k], want["state"][k])):
+                if set(g_state) != set(w_state):
+                    fail(f"optimizer state of parameter {names[i]} after {where}: expected entries {sorted(w_state)}, got {sorted(g_state)}.")
+                for key in w_state:
+                    assert_close(g_state[key], w_state[key], what=f"optimizer state {key!r} of parameter {names[i]}", scenario=where,
+                                 rtol=rtol, atol=atol, dtype="float32", hint=RECIPE_HINT)
 
 
-def _unchanged_on_overflow(got, k, names, where):
+def _unchanged_on_overflow(got, k, names, where, spec, device):
     """On a skipped step parameters and optimizer state are exactly what they were before it."""
     before_params = got["params"][k - 1] if k else got["params0"]
     before_state = got["state"][k - 1] if k else got["state0"]
-    for name, a, b in zip(names, before_params, got["params"][k]):
-        changed = ~((a == b) | (a.isnan() & b.isnan()))
-        if changed.any():
-            idx = tuple(int(i) for i in changed.nonzero()[0])
-            fail(f"parameter {name} changed on {where}: at index {idx} it was {a[idx].item():.8g} before and"
-                 f" {b[idx].item():.8g} after. When unscale_ finds inf/NaN, skip optimizer.step() (and clipping):"
-                 " the weights must stay as they were.", step=k + 1, index=str(idx))
-    for i, (a, b) in enumerate(zip(before_state, got["state"][k])):
-        for key in set(a) | set(b):
-            if key not in a or key not in b or not torch.equal(torch.as_tensor(a[key]), torch.as_tensor(b[key])):
-                fail(f"optimizer state {key!r} of parameter {names[i]} changed on {where}. A skipped step must not call"
-                     " optimizer.step(): Adam's moments and its step count stay as they were.")
+    with on_input(training_code(spec, device, k + 1, "params")):
+        for name, a, b in zip(names, before_params, got["params"][k]):
+            changed = ~((a == b) | (a.isnan() & b.isnan()))
+            if changed.any():
+                idx = tuple(int(i) for i in changed.nonzero()[0])
+                fail(f"parameter {name} changed on {where}: at index {idx} it was {a[idx].item():.8g} before and"
+                     f" {b[idx].item():.8g} after. When unscale_ finds inf/NaN, skip optimizer.step() (and clipping):"
+                     " the weights must stay as they were.", step=k + 1, index=str(idx))
+    with on_input(training_code(spec, device, k + 1, "state")):
+        for i, (a, b) in enumerate(zip(before_state, got["state"][k])):
+            for key in set(a) | set(b):
+                if key not in a or key not in b or not torch.equal(torch.as_tensor(a[key]), torch.as_tensor(b[key])):
+                    fail(f"optimizer state {key!r} of parameter {names[i]} changed on {where}. A skipped step must not call"
+                         " optimizer.step(): Adam's moments and its step count stay as they were.")
 
 
 # ---------------------------------------------------------------------------------------------
-# Checks
+# Checks: the scale rule
 # ---------------------------------------------------------------------------------------------
-SCRIPTED = [
+SCRIPTED = [  # small to large: the first run that fails is the shortest
+    ({"init_scale": 24.0, "growth_factor": 4.0, "backoff_factor": 0.25, "growth_interval": 2}, "OOCCO"),
     ({"init_scale": 2.0**16, "growth_factor": 2.0, "backoff_factor": 0.5, "growth_interval": 3},
      "CCC" + "CCO" + "CCC" + "OO" + "CCCCCC" + "COC" + "CCC"),
-    ({"init_scale": 24.0, "growth_factor": 4.0, "backoff_factor": 0.25, "growth_interval": 2}, "OOCCO"),
     ({}, "C" * 1999 + "O" + "C" * 2000 + "O"),
 ]
 
 
-@check("scale sequence matches torch.amp.GradScaler")
+@check("scale sequence matches torch.amp.GradScaler", uses=SCALER)
 def scale_sequence(sub, ctx):
-    for settings, pattern in SCRIPTED:
-        overflows = ", #".join(str(i + 1) for i, c in enumerate(pattern) if c == "O")
-        scenario = f"{_settings_text(settings)}; {len(pattern)} updates, overflows at #{overflows}"
-        want = expected(ctx, scripted_updates, settings, pattern)
-        if want != simulate_scales(settings, pattern):
-            raise GraderDefect(f"reference scales disagree with the contract's rule ({scenario})")
-        compare_scales(sub.run(scripted_updates, settings, pattern), want, settings, pattern, scenario=scenario)
+    # Shrunk cases keep the floor out of play: this check is about GradScaler's rule, which has none.
+    with shrinking_updates(sub, inits=(2.0**16, 24.0), floors=(1.0,), floor=False):
+        for settings, pattern in SCRIPTED:
+            scenario = _scripted_text(settings, pattern)
+            want = expected(ctx, scripted_updates, settings, pattern)
+            if want != simulate_scales(settings, pattern):
+                raise GraderDefect(f"reference scales disagree with the contract's rule ({scenario})")
+            compare_scales(sub.run(scripted_updates, settings, pattern), want, settings, pattern, scenario=scenario)
 
 
-FLOOR = [
-    ({"init_scale": 16.0, "growth_interval": 3}, "O" * 1200 + "CCC"),
-    ({"init_scale": 2.0**16, "backoff_factor": 0.25, "min_scale": 4.0, "growth_interval": 3}, "O" * 12 + "CCCO"),
+FLOOR = [  # small to large
     ({"init_scale": 24.0, "min_scale": 1.5, "growth_interval": 3}, "O" * 6 + "CCC"),
+    ({"init_scale": 2.0**16, "backoff_factor": 0.25, "min_scale": 4.0, "growth_interval": 3}, "O" * 12 + "CCCO"),
+    ({"init_scale": 16.0, "growth_interval": 3}, "O" * 1200 + "CCC"),
 ]
 
 
-@check("scale never falls below min_scale")
+@check("scale never falls below min_scale", uses=SCALER)
 def min_scale_floor(sub, ctx):
-    for settings, pattern in FLOOR:
-        min_scale = settings.get("min_scale", 1.0)
-        scenario = f"{_settings_text(settings)}; {pattern.count('O')} overflows in a row, then {pattern[pattern.count('O'):]}"
-        want = ctx.run_reference(scripted_updates, settings, pattern)
-        if want != simulate_scales(settings, pattern):
-            raise GraderDefect(f"reference scales disagree with the contract's rule ({scenario})")
-        got = sub.run(scripted_updates, settings, pattern)
-        got = expect_sequence(got, len(want), what="recorded scales", scenario=scenario)
-        got = [as_float(g, what="scaler.scale", scenario=scenario) for g in got]
-        for k, s in enumerate(got):
-            if not s >= min_scale:
-                fail(f"scaler.scale after {k} overflow(s) in a row ({scenario}): got {_fmt_scale(s)}, below min_scale ="
-                     f" {_fmt_scale(min_scale)}{' (a zero scale makes every unscale 0/0)' if s == 0 else ''}. Back off with"
-                     " max(scale * backoff_factor, min_scale).", update=k, got=s, min_scale=min_scale)
-        compare_scales(got, want, settings, pattern, scenario=scenario)
+    with shrinking_updates(sub, inits=(4.0, 24.0, 2.0**16), floors=(1.0, 4.0, 1.5), floor=True):
+        for settings, pattern in FLOOR:
+            overflows = pattern.count("O")
+            scenario = f"{_settings_text(settings)}; {overflows} overflows in a row, then {pattern[overflows:]}"
+            want = ctx.run_reference(scripted_updates, settings, pattern)
+            if want != simulate_scales(settings, pattern):
+                raise GraderDefect(f"reference scales disagree with the contract's rule ({scenario})")
+            judge_floor(sub.run(scripted_updates, settings, pattern), want, settings, pattern, scenario=scenario)
 
 
-def _grads(case, dtype):
-    """Three scaled gradients (scale 1024) with a special value planted as the case says."""
-    generator = torch.Generator().manual_seed(7)
-    grads = [torch.randn(shape, generator=generator).mul(1024.0).to(dtype) for shape in [(2, 3), (4,), (3,)]]
+# ---------------------------------------------------------------------------------------------
+# Checks: unscale_
+# ---------------------------------------------------------------------------------------------
+# True gradients of three parameters; the probe multiplies them by the scale (exactly, in float16
+# too). LARGE_TRUE_GRAD is finite in float16, but its sum (170000) and norm (about 69700) are not.
+TRUE_GRADS = ([[0.5, -1.0, 0.25], [-2.0, 0.75, 1.25]], [-0.375, 0.625, 3.0, -0.125], [0.875, -1.5, 2.5])
+LARGE_TRUE_GRAD = [[30000.0, 28000.0, 32000.0], [26000.0, 30000.0, 24000.0]]
+
+
+def _grads(case, dtype, scale, large=False):
+    """Three scaled gradients with a special value planted as the case says (where, value)."""
+    true = (LARGE_TRUE_GRAD, *TRUE_GRADS[1:]) if large else TRUE_GRADS
+    grads = [(torch.tensor(t, dtype=torch.float64) * scale).to(dtype) for t in true]
     where, value = case
     if where is not None:
         grads[where].view(-1)[1] = value
     return grads
 
 
-UNSCALE_CASES = [
-    ((None, 0.0), "float32", "all grads finite"),
-    ((2, math.inf), "float32", "an inf in the LAST parameter's grad only"),
-    ((2, math.nan), "float32", "a NaN in the LAST parameter's grad only"),
-    ((0, -math.inf), "float32", "a -inf in the FIRST parameter's grad only"),
-    ((2, math.nan), "float16", "a NaN in the LAST parameter's float16 grad only"),
+UNSCALE_CASES = [  # (where, value), dtype, scale, large, text
+    ((None, 0.0), "float32", 1024.0, False, "all grads finite"),
+    ((2, math.inf), "float32", 1024.0, False, "an inf in the LAST parameter's grad only"),
+    ((2, math.nan), "float32", 1024.0, False, "a NaN in the LAST parameter's grad only"),
+    ((0, -math.inf), "float32", 1024.0, False, "a -inf in the FIRST parameter's grad only"),
+    ((2, math.nan), "float16", 1024.0, False, "a NaN in the LAST parameter's float16 grad only"),
+    ((None, 0.0), "float16", 2.0, True, "all float16 grads finite, the first one's entries 24000 to 32000 after unscaling"
+                                        " (its sum and its norm are beyond float16's 65504)"),
 ]
 
 
@@ -472,71 +904,128 @@ def _describe_grads(grads):
     return ", ".join(f"{tuple(g.shape)} {str(g.dtype).removeprefix('torch.')}" if g is not None else "None" for g in grads)
 
 
-def _compare_unscaled(got_grads, grads, scale, scenario):
-    got_grads = expect_sequence(got_grads, len(grads), what="grads after unscale_", scenario=scenario)
-    for i, (g, w) in enumerate(zip(got_grads, grads)):
-        what = f"p.grad of parameter {i} (of {len(grads)}) after unscale_"
+def _compare_unscaled(got, grads, scale, scenario, device):
+    """Every p.grad afterwards is the scaled one divided by the scale, None stays None, and the
+    division happened in place: the tensor that was p.grad before the call, and a view of it, hold
+    the unscaled values too."""
+    got_grads = expect_sequence(got.get("grads"), len(grads), what="grads after unscale_", scenario=scenario)
+    with on_input(unscale_code(grads, scale, device, show="[p.grad for p in params]")):
+        for i, (g, w) in enumerate(zip(got_grads, grads)):
+            what = f"p.grad of parameter {i} (of {len(grads)}) after unscale_"
+            if w is None:
+                if g is not None:
+                    fail(f"{what} ({scenario}): this parameter had no gradient (p.grad is None) and must keep None, got {g!r:.80};"
+                         " skip parameters whose grad is None")
+                continue
+            if g is None:
+                fail(f"{what} ({scenario}): expected the gradient divided by {scale:g}, got None; unscale_ must not drop gradients")
+            want = w / scale
+            finite = torch.isfinite(w)
+            ratio = (g.double()[finite] / want.double()[finite]) if finite.any() and isinstance(g, torch.Tensor) else None
+            hint = ""
+            if ratio is not None and ratio.numel() and torch.allclose(ratio, torch.full_like(ratio, scale)):
+                after_nonfinite = any(x is not None and not bool(torch.isfinite(x).all()) for x in grads[:i])
+                hint = ("This gradient was not divided at all" + (", and it comes after a parameter whose grad holds inf/NaN: keep"
+                        " dividing after finding one." if after_nonfinite else ": divide every existing grad by the scale."))
+            elif ratio is not None and ratio.numel() and torch.allclose(ratio, torch.full_like(ratio, 1 / scale)):
+                hint = "This gradient was divided by the scale twice."
+            assert_close(g, want, what=what, scenario=scenario, equal_nan=True, hint=hint)
+    # In place means the very tensor (and storage) that was p.grad holds the new values: compared
+    # exactly with the learner's own p.grad, whatever rounding its division had.
+    originals, views, same = got.get("originals"), got.get("views"), got.get("same_tensor")
+    for i, w in enumerate(grads):
         if w is None:
-            if g is not None:
-                fail(f"{what} ({scenario}): this parameter had no gradient (p.grad is None) and must keep None, got {g!r:.80};"
-                     " skip parameters whose grad is None")
             continue
-        if g is None:
-            fail(f"{what} ({scenario}): expected the gradient divided by {scale:g}, got None; unscale_ must not drop gradients")
-        want = w / scale
-        finite = torch.isfinite(w)
-        ratio = (g.double()[finite] / want.double()[finite]) if finite.any() else None
-        hint = ""
-        if ratio is not None and torch.allclose(ratio, torch.full_like(ratio, scale)):
-            hint = "this gradient was not unscaled at all: divide EVERY existing grad by the scale, also those after a non-finite one."
-        elif ratio is not None and torch.allclose(ratio, torch.full_like(ratio, 1 / scale)):
-            hint = "this gradient was divided by the scale twice."
-        assert_close(g, want, what=what, scenario=scenario, equal_nan=True, hint=hint)
+        unscaled = got_grads[i]
+        if not _same_values(torch.as_tensor(originals[i]), unscaled):
+            replaced = "replaced p.grad with a new tensor" if same[i] is False else "did not divide p.grad in place"
+            fail(f"p.grad of parameter {i} after unscale_ ({scenario}): it holds the unscaled values, but unscale_ {replaced}: the"
+                 " tensor that was p.grad before the call (which hooks, views and other references to it still see) kept the scaled"
+                 " values. Divide in place: p.grad.div_(scale) (or p.grad.mul_(1 / scale)).",
+                 failing_input=unscale_code(grads, scale, device, show="grads"), parameter=i)
+        if not _same_values(torch.as_tensor(views[i]), unscaled.reshape(-1)):
+            fail(f"a view of parameter {i}'s p.grad, taken before unscale_ ({scenario}), still holds the scaled values, although p.grad"
+                 " itself holds the unscaled ones: the gradient's storage was replaced (p.grad.data = ..., or set_) instead of"
+                 " divided in place. Divide in place: p.grad.div_(scale).",
+                 failing_input=unscale_code(grads, scale, device, show="views"), parameter=i)
 
 
-@check("unscale_ divides every grad and finds inf/NaN in any of them", devices=("cpu", "cuda"))
+def _verdict_hint(case_index, verdicts):
+    """Why unscale_'s verdict on one case is wrong, read against its verdicts on the other cases: a
+    way of testing the grads that misses exactly the cases it missed."""
+    (where, _), _, _, large, _ = UNSCALE_CASES[case_index]
+    if where is None:
+        if large and verdicts.get(0):
+            return (" It is right on the small float32 grads: here the grads are finite but large, and a sum or norm of them computed"
+                    " in float16 overflows to inf. Test the entries themselves: torch.isfinite(g).all().")
+        return ""
+    special = [i for i, case in enumerate(UNSCALE_CASES) if case[0][0] is not None]
+    missed = {i for i in special if not verdicts[i]}
+    explanations = [
+        ({i for i in special if UNSCALE_CASES[i][0][0] != 0},
+         " It finds the -inf in the FIRST parameter's grad but not the inf/NaN in the last one: look at every parameter's grad."),
+        ({i for i in special if math.isnan(UNSCALE_CASES[i][0][1])},
+         " It finds inf and -inf but misses every NaN, and a NaN is not an inf: torch.isfinite catches inf, -inf and NaN."),
+        ({i for i in special if math.isinf(UNSCALE_CASES[i][0][1])},
+         " It finds NaN but misses every inf and -inf (g == g and isnan only catch NaN): torch.isfinite catches inf, -inf and NaN."),
+        (set(special), " It returned True in every case that holds an inf or a NaN: test every grad with torch.isfinite."),
+    ]
+    return next((text for predicted, text in explanations if predicted == missed), "")
+
+
+@check("unscale_ divides every grad in place and finds inf/NaN in any of them", devices=("cpu", "cuda"), uses=SCALER)
 def unscale_finds_nonfinite(sub, ctx):
-    scale = 1024.0
-    for case, dtype, text in UNSCALE_CASES:
-        grads = _grads(case, getattr(torch, dtype))
+    # Every case first, then the verdicts in order: the hint for a wrong one is read from the others.
+    runs = []
+    for case, dtype, scale, large, text in UNSCALE_CASES:
+        grads = _grads(case, getattr(torch, dtype), scale, large)
         scenario = f"grads of shapes {_describe_grads(grads)} on {ctx.device}, scale {scale:g}, {text}"
-        result, got_grads = expect_sequence(sub.run(unscale_probe, grads, scale), 2, what="unscale_ probe", scenario=scenario)
-        finite = case[0] is None
-        flag = as_flag(result, what="unscale_'s return value", scenario=scenario)
+        got = sub.run(unscale_probe, grads, scale, ctx.device)
+        with on_input(unscale_code(grads, scale, ctx.device, show="finite")):
+            if not isinstance(got, dict):
+                fail(f"unscale_ probe ({scenario}): the scenario's record came back malformed: {type(got).__name__}")
+            flag = as_flag(got["result"], what="unscale_'s return value", scenario=scenario)
+        runs.append((grads, scale, scenario, got, flag, case[0] is None))
+    verdicts = {i: flag == finite for i, (*_, flag, finite) in enumerate(runs)}
+    for i, (grads, scale, scenario, got, flag, finite) in enumerate(runs):
         if flag != finite:
-            meaning = ("True: every unscaled grad is finite" if finite else
-                       "False: not every unscaled grad is finite. Look at every parameter's grad, not just the first,"
-                       " and test with isfinite (NaN is not inf)")
-            fail(f"unscale_ ({scenario}): expected {meaning}; got {flag}.", expected=finite, got=flag)
-        _compare_unscaled(got_grads, grads, scale, scenario)
+            meaning = "True: every unscaled grad is finite" if finite else "False: not every unscaled grad is finite"
+            fail(f"unscale_ ({scenario}): expected {meaning}; got {flag}.{_verdict_hint(i, verdicts)}",
+                 failing_input=unscale_code(grads, scale, ctx.device, show="finite"), expected=finite, got=flag)
+        _compare_unscaled(got, grads, scale, scenario, ctx.device)
 
 
-@check("parameters without a gradient are skipped", devices=("cpu", "cuda"))
+@check("parameters without a gradient are skipped", devices=("cpu", "cuda"), uses=BOTH)
 def none_grads_skipped(sub, ctx):
     scale = 1024.0
-    g = _grads((None, 0.0), torch.float32)
+    g = _grads((None, 0.0), torch.float32, scale)
     grads = [g[0], None, g[2]]
     scenario = f"unscale_ on {ctx.device} with grads {_describe_grads(grads)} (the middle parameter got no gradient), scale {scale:g}"
-    result, got_grads = expect_sequence(sub.run(unscale_probe, grads, scale), 2, what="unscale_ probe", scenario=scenario)
-    if not as_flag(result, what="unscale_'s return value", scenario=scenario):
-        fail(f"unscale_ ({scenario}): expected True (the existing grads are finite; a missing grad is not an overflow), got False")
-    _compare_unscaled(got_grads, grads, scale, scenario)
+    got = sub.run(unscale_probe, grads, scale, ctx.device)
+    with on_input(unscale_code(grads, scale, ctx.device, show="finite")):
+        if not isinstance(got, dict):
+            fail(f"unscale_ probe ({scenario}): the scenario's record came back malformed: {type(got).__name__}")
+        if not as_flag(got["result"], what="unscale_'s return value", scenario=scenario):
+            fail(f"unscale_ ({scenario}): expected True (the existing grads are finite; a missing grad is not an overflow), got False")
+    _compare_unscaled(got, grads, scale, scenario, ctx.device)
 
     spec = {"seed": 3, "model": "mlp_unused_head", "optimizer": ("sgd", {"lr": 0.1, "momentum": 0.9}), "loss": "mse",
             "scaler": {"init_scale": 2.0**10, "growth_interval": 2}, "poison": [1.0, 1.0, math.inf, 1.0]}
     want = expected(ctx, training_run, spec, "cpu")
-    compare_run(sub.run(training_run, spec, ctx.device), want, spec,
+    compare_run(sub, sub.run(training_run, spec, ctx.device), want, spec, ctx.device,
                 scenario=f"train_step on {ctx.device}, MLP 4-8-1 plus a head that forward never uses, SGD momentum 0.9, init_scale 1024")
 
 
-@check("a skipped step leaves parameters and Adam's state untouched", devices=("cpu", "cuda"))
+# ---------------------------------------------------------------------------------------------
+# Checks: train_step
+# ---------------------------------------------------------------------------------------------
+@check("a skipped step leaves parameters and Adam's state untouched", devices=("cpu", "cuda"), uses=BOTH)
 def overflow_changes_nothing(sub, ctx):
     spec = {"seed": 0, "model": "mlp", "optimizer": ("adam", {"lr": 1e-2}), "loss": "mse",
             "scaler": {"init_scale": 2.0**10, "growth_interval": 3}, "poison": [1.0, 1.0, math.inf, math.nan, 1.0, 1.0]}
     want = expected(ctx, training_run, spec, "cpu")
-    compare_run(sub.run(training_run, spec, ctx.device), want, spec,
-                scenario=f"train_step on {ctx.device}, MLP 4-8-1 float32, Adam lr 1e-2, init_scale 1024, growth_interval 3",
-)
+    compare_run(sub, sub.run(training_run, spec, ctx.device), want, spec, ctx.device,
+                scenario=f"train_step on {ctx.device}, MLP 4-8-1 float32, Adam lr 1e-2, init_scale 1024, growth_interval 3")
 
 
 CLIP_CASES = [
@@ -546,7 +1035,7 @@ CLIP_CASES = [
 ]
 
 
-@check("clipping sees the unscaled gradients", devices=("cpu", "cuda"))
+@check("clipping sees the unscaled gradients", devices=("cpu", "cuda"), uses=BOTH)
 def clip_after_unscale(sub, ctx):
     for x, max_norm, text in CLIP_CASES:
         spec = {"seed": 0, "model": "linear", "weight": [[1.0, -1.0]], "optimizer": ("sgd", {"lr": 1.0}), "loss": "sum",
@@ -556,13 +1045,11 @@ def clip_after_unscale(sub, ctx):
         analytic = [1.0 - x[0][0] * min(1.0, (max_norm or math.inf) / norm), -1.0 - x[0][1] * min(1.0, (max_norm or math.inf) / norm)]
         if not torch.allclose(want["params"][0][0], torch.tensor([analytic])):
             raise GraderDefect(f"reference clipping disagrees with the analytic update ({text})")
-        compare_run(sub.run(training_run, spec, ctx.device), want, spec,
-                    scenario=f"train_step on {ctx.device}, Linear(2, 1) weight (1, -1), loss sum(w . x), SGD lr 1, scale 4096, {text}",
-                    hints={"params": "clip after unscale_: max_grad_norm is a bound on the TRUE gradient norm, and the scaled"
-                                     " gradients are 4096 times larger."})
+        compare_run(sub, sub.run(training_run, spec, ctx.device), want, spec, ctx.device,
+                    scenario=f"train_step on {ctx.device}, Linear(2, 1) weight (1, -1), loss sum(w . x), SGD lr 1, scale 4096, {text}")
 
 
-@check("tiny float16 gradients survive thanks to the scale", devices=("cpu", "cuda"))
+@check("tiny float16 gradients survive thanks to the scale", devices=("cpu", "cuda"), uses=BOTH)
 def tiny_half_gradients(sub, ctx):
     x = [[1.0, 0.5, 2.0, 0.25]]
     for init_scale, text in [(2.0**16, "scale 2**16: the scaled gradient 2**-11 * x fits float16"),
@@ -574,14 +1061,12 @@ def tiny_half_gradients(sub, ctx):
         analytic = torch.tensor([[0.5 - 2.0**-7 * v if moved else 0.5 for v in x[0]]])
         if not torch.equal(want["params"][0][0], analytic):
             raise GraderDefect(f"reference float16 update disagrees with the analytic one ({text})")
-        compare_run(sub.run(training_run, spec, ctx.device), want, spec,
+        compare_run(sub, sub.run(training_run, spec, ctx.device), want, spec, ctx.device,
                     scenario=f"train_step on {ctx.device}, float32 Linear(4, 1) computing in float16, true gradient 2**-27 * x"
-                             f" (about 7e-9), SGD lr 2**20, {text}",
-                    hints={"params": "multiply the loss by the scale before backward, so the float16 gradients are large enough"
-                                     " to exist; then divide them by the scale exactly once before the step."})
+                             f" (about 7e-9), SGD lr 2**20, {text}")
 
 
-@check("a float16 model backs off until its steps succeed", devices=("cpu", "cuda"))
+@check("a float16 model backs off until its steps succeed", devices=("cpu", "cuda"), uses=BOTH)
 def half_model_recovers(sub, ctx):
     spec = {"seed": 0, "model": "linear", "weight": [[0.5, 0.25]], "param_dtype": "float16", "optimizer": ("sgd", {"lr": 2.0**-6}),
             "loss": "half_model", "x": [[4.0, 2.0]], "steps": 8, "scaler": {"init_scale": 2.0**16, "growth_interval": 2}}
@@ -601,9 +1086,47 @@ def half_model_recovers(sub, ctx):
             why = ("Each overflow must lower the scale (scaler.update(found_inf=True)) until the scaled gradients fit float16,"
                    " here from 2**13 on.")
         fail(f"{scenario}: no step succeeded in 8 steps (train_step returned {got['stepped']}, scales"
-             f" {[_fmt_scale(s) for s in scales]}). {why}")
-    compare_run(got, want, spec, scenario=scenario,
-                hints={"params": "with a float16 model the grads are float16: unscale them in place and step only when all are finite."})
+             f" {[_fmt_scale(s) for s in scales]}). {why}", failing_input=training_code(spec, ctx.device, show="stepped"))
+    compare_run(sub, got, want, spec, ctx.device, scenario=scenario)
+
+
+LARGE_GRADIENT_SPEC = {"seed": 0, "model": "linear", "weight": [[0.25, 0.25, 0.25]], "param_dtype": "float16",
+                       "optimizer": ("sgd", {"lr": 2.0**-20}), "loss": "half_model", "x": [[40000.0, 40000.0, 40000.0]], "steps": 6,
+                       "scaler": {"init_scale": 1.0, "growth_interval": 2}}
+
+
+@check("large finite float16 gradients are not overflows", devices=("cpu", "cuda"), uses=BOTH)
+def half_model_large_gradients(sub, ctx):
+    spec = LARGE_GRADIENT_SPEC
+    want = expected(ctx, training_run, spec, "cpu", gradscaler=False)  # GradScaler refuses float16 gradients
+    if want["stepped"] != [True, True, False, True, True, False] or want["scales"] != [1.0, 2.0, 1.0, 1.0, 2.0, 1.0]:
+        raise GraderDefect("the large-gradient float16 scenario no longer overflows where it was designed to")
+    scenario = (f"train_step on {ctx.device}, float16 Linear(3, 1) weight (0.25, 0.25, 0.25), x = (40000, 40000, 40000), loss"
+                " sum(w . x) (gradient x: finite in float16, but its sum 120000 and norm 69282 are not), SGD lr 2**-20, init_scale 1,"
+                " growth_interval 2: the scaled gradient overflows at scale 2")
+    got = sub.run(training_run, spec, ctx.device)
+    try:
+        compare_run(sub, got, want, spec, ctx.device, scenario=scenario)
+    except CheckFailed as failure:
+        if failure.details.get("expected") is True and failure.details.get("got") is False and "step" in failure.details:
+            failure.message += _large_gradient_control(sub, ctx.device)
+        raise
+
+
+def _large_gradient_control(sub, device):
+    """A control for a clean large-gradient step reported as an overflow: the learner's unscale_
+    alone on this step's gradient (float16, 40000 each, scale 1)."""
+    grads = [torch.tensor([[40000.0, 40000.0, 40000.0]], dtype=torch.float16)]
+    try:
+        got = sub.run(unscale_probe, grads, 1.0, device)
+        finite = as_flag(got["result"], what="unscale_'s return value", scenario="control")
+    except Exception:  # noqa: BLE001 - no control, no hint
+        return ""
+    if finite:
+        return ""
+    return (" Your unscale_ alone returns False for this step's gradient (float16 (40000, 40000, 40000), scale 1), whose entries"
+            " are all finite: their sum or norm computed in float16 overflows, the entries do not. Test the entries themselves:"
+            " torch.isfinite(g).all().")
 
 
 def _random_poison(seed, n):
@@ -612,7 +1135,7 @@ def _random_poison(seed, n):
     return [math.inf if v < 0.15 else math.nan if v < 0.25 else 1.0 for v in u]
 
 
-@check("50 steps with random overflows match torch.amp.GradScaler", devices=("cpu", "cuda"))
+@check("50 steps with random overflows match torch.amp.GradScaler", devices=("cpu", "cuda"), uses=BOTH)
 def long_run_matches_gradscaler(sub, ctx):
     runs = [
         ({"seed": 5, "model": "mlp", "optimizer": ("adam", {"lr": 1e-2}), "loss": "mse", "max_grad_norm": 1.0,
@@ -625,6 +1148,5 @@ def long_run_matches_gradscaler(sub, ctx):
     ]
     for spec, text in runs:
         want = expected(ctx, training_run, spec, "cpu")
-        compare_run(sub.run(training_run, spec, ctx.device), want, spec, scenario=f"train_step on {ctx.device}, {text}",
+        compare_run(sub, sub.run(training_run, spec, ctx.device), want, spec, ctx.device, scenario=f"train_step on {ctx.device}, {text}",
                     rtol=LONG_RUN_TOL[0], atol=LONG_RUN_TOL[1])
-

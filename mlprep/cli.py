@@ -541,7 +541,8 @@ def grade(
     junit: Annotated[Path | None, typer.Option("--junit", help="Also write the results as JUnit XML to this path.", show_default=False)] = None,
     timeout: Annotated[
         float | None,
-        typer.Option("--timeout", callback=_positive, help="Per-check time limit in seconds [default: the exercise's].", show_default=False),
+        typer.Option("--timeout", callback=_positive, show_default=False,
+                     help="Time limit in seconds for grading one exercise, all its checks together [default: the exercise's]."),
     ] = None,
 ) -> None:
     """Grade your attempts (or a file) and record the results. Exit 1 if anything did not pass,

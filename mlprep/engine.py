@@ -30,7 +30,7 @@ from pathlib import Path
 from types import ModuleType
 
 from mlprep.bank import Exercise
-from mlprep.grading import CheckFailed, CheckSpec, Context, GraderDefect, Submission, request_as_call
+from mlprep.grading import CheckFailed, CheckSpec, Context, GraderDefect, Submission, reported_message, request_as_call
 from mlprep.grading._files import load_module as load_file
 from mlprep.grading._forkserver import prestart
 from mlprep.grading._runner import OUTPUT_FLOOD_BYTES, Sandbox, SandboxBroken, SandboxConfig, SubmissionCrashed, SubmissionProblem, SubmissionRaised, SubmissionTimeout
@@ -243,8 +243,13 @@ def _run_check(name: str, spec: CheckSpec, device: str, sandbox: Sandbox, refere
     try:
         spec.fn(sub, ctx)
     except CheckFailed as failure:
-        status, message, details = "fail", failure.message, failure.details
+        status, details = "fail", failure.details
         failing = failure.failing_input or _last_input(sub, ctx)
+        try:
+            message = reported_message(failure)
+        except Exception as exc:  # the grader's explanation broke: mlprep's defect
+            status, message = "error", f"internal grader error (a bug in mlprep, not in your code): {type(exc).__name__}: {exc}"
+            details = {"internal_error": True, "traceback": traceback.format_exc(limit=6)}
     except SubmissionTimeout as problem:
         status, message, details = "timeout", f"{problem.message} (this check's limit: {why})", {**problem.details, "limit_s": round(limit, 3)}
         request = sub.in_flight

@@ -109,7 +109,8 @@ def failure_details(checks: Sequence[CheckResult]) -> Text:
             text.append("\n  ")
             text.append(inert("  ·  ".join(f"{key}: {_detail_value(value)}" for key, value in shown)), style="dim")
         if failing_input:
-            text.append("\n  smallest failing input:\n", style="bold")
+            label = "smallest failing input" if status == "fail" else "the input it was running"
+            text.append(f"\n  {label}:\n", style="bold")
             text.append(inert("\n".join("    " + line for line in failing_input.splitlines())))
     return text
 

@@ -25,6 +25,8 @@ from mlprep.errors import MlprepError
 from mlprep.results import GradeResult
 
 REFERENCE, STUB, RETURNS_NONE = "reference", "stub", "returns_none"
+# The reference may use at most this share of the exercise's time limit (timeout_s bounds a whole grade).
+REFERENCE_SHARE_OF_LIMIT = 0.5
 
 
 @dataclass
@@ -116,6 +118,10 @@ def _judge(exercise: Exercise, outcomes: list[tuple[str, str, GradeResult]], bug
             report.reference = result.status
             if not result.passed:
                 report.problems.append(f"reference does not pass: {result.message}")
+            used = sum(c.duration_s for c in result.checks)
+            if used > exercise.timeout_s * REFERENCE_SHARE_OF_LIMIT:
+                report.problems.append(f"the reference's checks take {used:.1f} s of the exercise's {exercise.timeout_s:g} s time limit: raise"
+                                       " timeout_s, or a correct but slower solution runs out of time")
         elif role == "stub":
             report.stub = result.status
             if result.passed:

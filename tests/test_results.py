@@ -36,3 +36,37 @@ def test_junit_has_one_case_per_check():
     assert suite.get("tests") == "3" and suite.get("failures") == "1" and suite.get("skipped") == "1"
     assert [case.get("name") for case in suite.findall("testcase")] == ["a", "b", "c [cuda]"]
     assert suite.findall("testcase")[1].find("failure").get("message") == "w differs"
+
+
+def strict_json(text):
+    """json.loads that refuses NaN and Infinity, which RFC 8259 does not allow."""
+    def refuse(name):
+        raise ValueError(f"not JSON: {name}")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_results_carry_any_value_as_valid_json():
+    import numpy as np
+    import torch
+
+    details = {"got": float("nan"), "expected": float("inf"), "low": -np.inf, "array": np.arange(1_000_000.0), "tensor": torch.tensor([np.nan, 1.0]),
+               "raw": b"\xff\xfe not UTF-8", "lone": "\udcff", 3: {"nested": (np.float32(np.nan),)}}
+    result = GradeResult("focal-loss", "fail", "loss: got nan \udc80", [CheckResult("c", "fail", "got NaN", details, float("nan"), "f(\udcff)")],
+                         output="printed \udcfe and \x00")
+    data = strict_json(result.to_json())
+    check = data["checks"][0]
+    assert check["details"]["got"] == "NaN" and check["details"]["expected"] == "inf" and check["details"]["low"] == "-inf"
+    assert len(check["details"]["array"]) == 101 and check["details"]["array"][-1] == "… 999900 more"
+    assert check["details"]["tensor"] == ["NaN", 1.0] and check["details"]["3"] == {"nested": ["NaN"]}
+    assert check["details"]["raw"].endswith("not UTF-8") and check["duration_s"] == 0.0
+    json.dumps(data, ensure_ascii=False).encode("utf-8")  # every string encodes: no lone surrogates left
+    assert GradeResult.from_dict(data).checks[0].failing_input == "f(?)"
+
+
+def test_junit_is_well_formed_xml_whatever_the_learner_printed():
+    result = GradeResult("add", "fail", "m", [CheckResult("c", "error", "raised \x1b[2J boom \x00", {"got": float("nan")}, 0.1, "add(1, 2)")],
+                         output="\x1b[31mfake PASS\x07\x00")
+    root = ET.fromstring(to_junit([result]))
+    error = root.find("testsuite/testcase/error")
+    assert "\\x1b[2J boom \\x00" in error.text and "smallest failing input: add(1, 2)" in error.text and '"got": "NaN"' in error.text
+    assert root.find("testsuite/system-out").text == "\\x1b[31mfake PASS\\x07\\x00"

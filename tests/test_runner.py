@@ -1,14 +1,18 @@
 """The engine against a tiny fixture bank: every way a submission can misbehave is a clear verdict."""
 
+import json
 import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from mlprep_process import processes_naming, wait_until
 
 from mlprep.bank import load_bank
+from mlprep import engine
 from mlprep.engine import IMPORT_CHECK, grade_file
+from mlprep.grading import Call
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SUBMISSIONS = FIXTURES / "submissions"
@@ -23,6 +27,10 @@ def add_exercise():
 def grade(exercise, name, **kwargs):
     path = SUBMISSIONS / f"{name}.py"
     return grade_file(exercise, path if path.exists() else HOSTILE / f"{name}.py", **kwargs)
+
+
+def flat(text):
+    return " ".join(text.split())
 
 
 def statuses(result):
@@ -52,13 +60,76 @@ def test_exception_is_an_error_naming_the_line(add_exercise):
     assert "line 2, in add" in result.checks[1].message
 
 
-def test_infinite_loop_times_out_each_check(add_exercise):
+def test_a_hang_costs_one_time_limit_and_the_checks_that_would_call_it_again_are_not_run(add_exercise):
     result = grade(add_exercise, "infinite_loop", timeout_s=1)
     assert result.status == "timeout"
-    timed_out = [c for c in result.checks if c.status == "timeout"]
-    assert len(timed_out) == 3
-    assert all(c.duration_s < 5 for c in timed_out)
-    assert "time limit of 1 s" in timed_out[0].message
+    first, *rest = result.checks[1:]
+    assert (first.name, first.status) == ("adds float64 arrays", "timeout")
+    assert "while running add()" in first.message and "the time limit for the whole grade (1 s)" in first.message
+    assert flat(first.failing_input).startswith("add( np.array([[")  # the call that never came back
+    assert [c.status for c in rest] == ["skip", "skip"]
+    assert all("add() hit its time limit in the check 'adds float64 arrays'" in c.message for c in rest)
+    assert first.duration_s < 3 and sum(c.duration_s for c in result.checks) < 4
+
+
+def test_a_checks_limit_is_measured_from_the_reference(tmp_path, add_exercise, mlprep_home, monkeypatch):
+    """With a generous grade limit, a call that takes 6 s hits the check's own limit: 5 s plus 10x the
+    reference's measured time, which is cached in the data folder."""
+    monkeypatch.setattr(engine, "_times", {})  # measured afresh, in this test's data folder
+    path = tmp_path / "slow.py"
+    path.write_text("import time\n\ndef add(a, b):\n    time.sleep(6)\n    return a + b\n")
+    result = grade_file(add_exercise, path, timeout_s=30)
+    first = result.checks[1]
+    assert first.status == "timeout" and "5 s plus 10x the" in first.message and "the reference takes for this check" in first.message
+    assert 5 <= first.duration_s < 6
+    times = json.loads((mlprep_home / "cache" / "reference-times" / "add.json").read_text())["seconds"]
+    assert set(times) == {"adds float64 arrays", "adds integers", "inputs unchanged"} and all(t < 0.5 for t in times.values())
+
+
+def test_a_wrong_answer_reports_its_input_as_python_that_reproduces_it(add_exercise):
+    result = grade(add_exercise, "wrong")
+    failed = result.checks[1]
+    assert failed.status == "fail" and flat(failed.failing_input).startswith("add( np.array([[")
+    wrong = lambda a, b: a - b  # what tests/fixtures/submissions/wrong.py computes
+    a, b = eval(failed.failing_input.replace("add(", "(", 1), {"np": np})
+    assert not np.allclose(wrong(a, b), a + b)
+    assert failed.failing_input == str(Call("add", a, b))
+
+
+def two_function_bank(tmp_path, budget_s):
+    """A bank with one exercise of two functions, f and g, whose checks say which one they use."""
+    bank = tmp_path / "bank"
+    (bank / "exercises" / "pair").mkdir(parents=True)
+    (bank / "solutions" / "pair").mkdir(parents=True)
+    (bank / "graders").mkdir()
+    (bank / "exercises" / "pair" / "exercise.toml").write_text(
+        f'format_version = 1\ntitle = "Pair"\nkind = "code"\ntopic = "testing"\ndifficulty = "easy"\nfunctions = ["f", "g"]\n'
+        f'timeout_s = {budget_s}\nmemory_mb = 256\nhints = ["a", "b", "c"]\n')
+    (bank / "exercises" / "pair" / "prompt.md").write_text("# Pair\n")
+    (bank / "exercises" / "pair" / "stub.py").write_text("def f(x):\n    raise NotImplementedError\n\n\ndef g(x):\n    raise NotImplementedError\n")
+    (bank / "solutions" / "pair" / "reference.py").write_text("def f(x):\n    return x + 1\n\n\ndef g(x):\n    return 2 * x\n")
+    (bank / "graders" / "pair.py").write_text(
+        "from mlprep.grading import assert_equal, check\n\n"
+        "@check('f adds one', uses=('f',))\ndef f_check(sub, ctx):\n    assert_equal(sub.call('f', 1), 2, what='f(1)')\n\n"
+        "@check('g doubles', uses=('g',))\ndef g_check(sub, ctx):\n    assert_equal(sub.call('g', 3), 6, what='g(3)')\n\n"
+        "@check('f again', uses=('f',))\ndef f_again(sub, ctx):\n    assert_equal(sub.call('f', 5), 6, what='f(5)')\n")
+    submission = tmp_path / "hangs_in_f.py"
+    submission.write_text("def f(x):\n    while True:\n        pass\n\n\ndef g(x):\n    return 2 * x\n")
+    return load_bank(bank).get("pair"), submission
+
+
+def test_after_a_hang_the_checks_of_other_functions_still_run(tmp_path):
+    exercise, submission = two_function_bank(tmp_path, budget_s=30)
+    result = grade_file(exercise, submission)
+    assert statuses(result) == {IMPORT_CHECK: "pass", "f adds one": "timeout", "g doubles": "pass", "f again": "skip"}
+    assert "f() hit its time limit in the check 'f adds one'" in result.checks[-1].message
+
+
+def test_when_the_grades_time_runs_out_the_remaining_checks_say_so(tmp_path):
+    exercise, submission = two_function_bank(tmp_path, budget_s=1)
+    result = grade_file(exercise, submission)
+    assert statuses(result) == {IMPORT_CHECK: "pass", "f adds one": "timeout", "g doubles": "skip", "f again": "skip"}
+    assert "the time limit for the whole grade (1 s) ran out" in result.checks[2].message
 
 
 def test_segfault_is_a_crash_and_later_checks_still_run(add_exercise):

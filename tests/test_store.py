@@ -239,18 +239,39 @@ def test_concurrent_hint_requests_never_show_the_same_hint_twice(tmp_path: Path)
 MOMENT = datetime(2030, 5, 1, 9, 30, tzinfo=UTC)
 
 
-def test_a_store_of_the_first_schema_gains_the_practice_tables_and_keeps_its_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def record_with_old_columns(store: Store) -> None:
+    """A grade as the first schema stored it (check rows without failing_input)."""
+    with store._write() as db:
+        grade_id = db.execute(
+            """INSERT INTO grades (exercise_id, graded_at, status, message, device, source, path, duration_s, internal_error, result_json)
+               VALUES ('adamw', '2030-05-01T09:00:00+00:00', 'fail', 'm', 'cpu', 'workspace', NULL, 1.0, 0, '{}')""").lastrowid
+        db.execute("""INSERT INTO check_results (grade_id, position, name, status, message, details_json, duration_s)
+                      VALUES (?, 0, 'float64 lockstep', 'fail', 'expected 1.0, got 2.0', '{}', 0.25)""", (grade_id,))
+
+
+@pytest.mark.parametrize("steps", [1, 2])
+def test_an_older_store_is_migrated_and_keeps_its_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: int) -> None:
     path = tmp_path / "progress.sqlite3"
-    monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS[:1])
+    monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS[:steps])
     with Store(path) as old:
-        old.record_grade(make_result(), source="workspace", path=None)
-        assert old.schema_version == 1
+        record_with_old_columns(old)
+        assert old.schema_version == steps
     monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS)
     with Store(path) as new:
-        assert new.schema_version == 2
-        assert len(new.grades()) == 1
+        assert new.schema_version == len(MIGRATIONS) == 3
+        [grade] = new.grades()
+        [check] = new.check_results(grade.id)
+        assert (check.name, check.message, check.failing_input) == ("float64 lockstep", "expected 1.0, got 2.0", "")
         new.record_review("code", "adamw", 5, MOMENT)
         assert new.review_states()[("code", "adamw")].repetitions == 1
+
+
+def test_a_checks_failing_input_is_kept(store: Store) -> None:
+    result = make_result()
+    result.checks[1].failing_input = "adamw(np.array(0.0), np.array(1.0), np.array(0.0), np.array(0.0), 1)"
+    grade_id = store.record_grade(result, source="workspace", path=None)
+    assert store.check_results(grade_id)[1].failing_input == result.checks[1].failing_input
+    assert store.grade_result(grade_id).checks[1].failing_input == result.checks[1].failing_input
 
 
 def test_record_review_follows_sm2_and_logs_every_review(store: Store) -> None:

@@ -4,8 +4,10 @@ import numpy as np
 import pytest
 import torch
 
-from mlprep.grading import (CheckFailed, Opaque, as_float, assert_close, assert_dtype, assert_equal, assert_finite,
-                            assert_shape, expect_sequence, tolerance_for)
+from mlprep.grading import (Call, CheckFailed, Interface, Opaque, Submission, as_float, assert_close, assert_dtype, assert_equal,
+                            assert_finite, assert_keeps_precision, assert_returns_like, assert_shape, expect_sequence, fail, on_input,
+                            reported_message, request_as_call, shrink_on_failure, tolerance_for)
+from mlprep.grading._repro import complete, literal
 
 
 @pytest.mark.parametrize(
@@ -117,3 +119,173 @@ def test_invariance_probe_fails_cleanly_on_bad_outputs(outputs):
 
     with pytest.raises(CheckFailed):
         invariance_probe(ScriptedSubmission(*outputs), "f", (), (), shape=(2, 3), graded=lambda out: out[0], what="row 0", scenario="s")
+
+
+# -- failing inputs as Python ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [
+    np.array([0.1, -2.5, np.nan, np.inf, -np.inf]), np.array([[1, 2], [3, 4]], dtype=np.int32), np.array(0.5), np.float32(0.1),
+    np.array([0.1, 1e-8, 65504.0], dtype=np.float16), np.array([True, False]), torch.tensor([0.1, -3.0], dtype=torch.float64),
+    torch.tensor([[0.1]], dtype=torch.bfloat16), torch.tensor([1e-8, 0.3]), torch.tensor(7), torch.tensor([True]),
+    [[0, 4], [7.5, 3]], (1,), {"lr": 0.1, "wd": 0.0}, None, "text", 3, -0.0,
+    np.zeros((0, 3)), np.zeros((2, 0), dtype=np.int32), torch.zeros(0, 4), torch.zeros(0, dtype=torch.float64),
+])
+def test_a_literal_reads_back_as_the_same_value(value):
+    text = literal(value)
+    assert complete(text)
+    again = eval(text, {"np": np, "torch": torch})
+    if isinstance(value, (np.ndarray, np.generic)):
+        assert isinstance(again, type(value)) and again.dtype == value.dtype
+        np.testing.assert_array_equal(again, value)
+    elif isinstance(value, torch.Tensor):
+        assert again.dtype == value.dtype
+        torch.testing.assert_close(again, value, rtol=0, atol=0, equal_nan=True)
+    else:
+        assert again == value and type(again) is type(value)
+
+
+def test_large_values_are_described_not_written_out():
+    text = literal(np.zeros((200, 7)))
+    assert text == "<a float64 array of shape (200, 7), values 0 to 0>" and not complete(text)
+    assert not complete(literal([np.ones(3)] * 10))  # 30 numbers in all
+    assert complete(literal(np.ones(20))) and not complete(literal(np.ones(21)))
+    call = Call("knn", np.zeros((300, 5)), np.ones((1, 5)), 4, max_bytes=1024, note="k nearest")
+    assert not complete(str(call)) and str(call).endswith(")  # k nearest") and "max_bytes=1024" in str(call)
+
+
+def test_a_call_is_one_line_when_short():
+    assert str(Call("adamw", np.array(0.0), np.array(1.0), 1, lr=0.01)) == "adamw(np.array(0.0), np.array(1.0), 1, lr=0.01)"
+
+
+class LocalSandbox:
+    """Stands in for a sandbox: runs `fn` here on the decoded message."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def request(self, message, timeout_s, during, limit_s=None):
+        return {"ok": True, "value": self.fn(*message["args"], **message["kwargs"]), "mutated": []}
+
+
+def test_a_submission_reports_its_last_call_as_the_failing_input():
+    sub = Submission(LocalSandbox(lambda a, b, scale: a - b), "cpu", 10.0)
+    sub.call("add", np.array([1.0, 2.0]), 3, scale=0.5)
+    assert str(request_as_call(sub.last_request, Interface(None))) == "add(np.array([1.0, 2.0]), 3, scale=0.5)"
+
+
+def test_on_input_names_the_input_unless_the_failure_has_one():
+    with pytest.raises(CheckFailed) as outer:
+        with on_input(Call("f", 1)):
+            fail("wrong")
+    assert str(outer.value.failing_input) == "f(1)"
+    with pytest.raises(CheckFailed) as inner:
+        with on_input(Call("f", 1)):
+            fail("wrong", failing_input=Call("f", 2))
+    assert str(inner.value.failing_input) == "f(2)"
+
+
+def test_shrinking_finds_the_smallest_failing_case():
+    """A sum that is off by one once any item reaches 7: the check fails on a long random list, and
+    shrinking reports the smallest list that still fails, [7]."""
+    from hypothesis import strategies as st
+
+    buggy = lambda xs: sum(xs) + (1 if xs and max(xs) >= 7 else 0)
+    sub = Submission(LocalSandbox(buggy), "cpu", 10.0)
+
+    def verify(xs):
+        assert_equal(sub.call("total", xs), sum(xs), what=f"total({xs})")
+
+    with pytest.raises(CheckFailed) as info:
+        with shrink_on_failure(sub, lambda: st.lists(st.integers(0, 100)), verify):
+            verify(list(range(40)))
+    assert str(info.value.failing_input) == "total([7])"
+    assert info.value.message == "total([7]): 1 of 1 values differ; first at index (scalar): expected 7, got 8."
+    assert reported_message(info.value).startswith(info.value.message + " (The smallest failing case found by shrinking; the check first"
+                                                   " failed on: total([0, 1, 2")
+
+
+def test_a_deferred_explanation_runs_once_for_the_failure_reported():
+    """Shrinking discards most failures: an explanation that costs work is only computed for the one reported."""
+    from hypothesis import strategies as st
+
+    explained = []
+    sub = Submission(LocalSandbox(lambda xs: sum(xs) + (len(xs) > 1)), "cpu", 10.0)
+
+    def verify(xs):
+        got = sub.call("total", xs)
+        if got != sum(xs):
+            fail(f"total({xs}) is {got}", explain=lambda: explained.append(list(xs)) or f"it is off by {got - sum(xs)}")
+
+    with pytest.raises(CheckFailed) as info:
+        with shrink_on_failure(sub, lambda: st.lists(st.integers(0, 9)), verify):
+            verify(list(range(30)))
+    assert explained == []
+    assert reported_message(info.value).startswith("total([0, 0]) is 1 it is off by 1 (The smallest failing case")
+    assert explained == [[0, 0]]
+
+
+def test_shrinking_is_skipped_when_the_failing_input_is_already_small():
+    from hypothesis import strategies as st
+
+    sub = Submission(LocalSandbox(lambda xs: sum(xs) + 1), "cpu", 10.0)
+    with pytest.raises(CheckFailed) as info:
+        with shrink_on_failure(sub, lambda: pytest.fail("no shrinking for a small input") or st.just([0]), lambda xs: None):
+            assert_equal(sub.call("total", [3, 4]), 7, what="total([3, 4])")
+    assert str(info.value.failing_input) == "total([3, 4])"
+
+
+def test_shrinking_keeps_the_first_failure_when_no_case_fails():
+    from hypothesis import strategies as st
+
+    sub = Submission(LocalSandbox(lambda xs: sum(xs)), "cpu", 10.0)
+    with pytest.raises(CheckFailed, match="the big case"):
+        with shrink_on_failure(sub, lambda: st.lists(st.integers(0, 3)), lambda xs: assert_equal(sub.call("total", xs), sum(xs), what="x")):
+            sub.call("total", list(range(40)))
+            fail("the big case")
+
+
+# -- containers, devices, precision ----------------------------------------------------------------
+
+
+def test_array_agnostic_results_come_back_as_they_went_in():
+    assert_returns_like(torch.zeros(2), torch.ones(2), what="w")
+    assert_returns_like(np.float64(1.0), np.array(1.0), what="w")  # NumPy turns 0-d results into scalars
+    with pytest.raises(CheckFailed, match="expected a torch tensor for torch inputs, got an array"):
+        assert_returns_like(np.zeros(2), torch.ones(2), what="w")
+    with pytest.raises(CheckFailed, match="expected a NumPy array for NumPy inputs"):
+        assert_returns_like(torch.zeros(2), np.ones(2), what="w")
+    on_cuda = torch.zeros(2)
+    on_cuda.origin_device = "cuda:0"  # how a tensor decoded in the judge remembers the sandbox's device
+    assert_returns_like(on_cuda, torch.ones(2), what="w", device="cuda")
+    with pytest.raises(CheckFailed, match="expected a tensor on cuda, the input's device, got one on cpu"):
+        assert_returns_like(torch.zeros(2), torch.ones(2), what="w", device="cuda")
+
+
+def test_precision_is_never_lost_silently():
+    assert_keeps_precision(torch.tensor(1.0, dtype=torch.float64), torch.float64, what="loss")
+    assert_keeps_precision(0.5, torch.float64, what="loss")  # a Python float is a float64
+    assert_keeps_precision(torch.tensor(1.0), torch.float16, what="loss")  # half precision may compute in float32
+    assert_keeps_precision(torch.tensor(1.0, dtype=torch.float16), torch.float16, what="loss")
+    with pytest.raises(CheckFailed, match="the inputs are float64 but the result is float32"):
+        assert_keeps_precision(torch.tensor(1.0), torch.float64, what="loss")
+    with pytest.raises(CheckFailed, match="the inputs are float32 but the result is float16"):
+        assert_keeps_precision(np.float16(1.0), np.float32, what="loss")
+
+
+def test_a_probe_names_the_part_that_moved():
+    from mlprep.grading import invariance_probe
+
+    base, moved = torch.zeros(2, 3), torch.zeros(2, 3)
+    moved[1, 2] = 5.0
+    parts = lambda out: {"outputs at real queries": out[0], "outputs at queries that see no key": out[1]}
+    with pytest.raises(CheckFailed, match=r"padding probe: outputs at queries that see no key \(s\): 1 of 3 values differ") as info:
+        invariance_probe(ScriptedSubmission(base, moved), "f", (), (), graded=parts, what="padding probe", scenario="s")
+    assert "real queries" not in info.value.message
+
+
+def test_the_interface_names_parameters_as_the_reference_does():
+    reference = type("Reference", (), {"attention": staticmethod(lambda q, k, v, keep: None)})
+    assert Interface(reference).params("attention") == ["q", "k", "v", "keep"]
+    assert Interface(reference).param("attention", 1) == "k" and Interface(reference).param("attention", 9) == "argument 10"
+    assert Interface(reference).params("missing") == []

@@ -14,5 +14,7 @@ def focal_loss(z, y, alpha=0.25, gamma=2.0):
     and the result is the mean over every element (a scalar). It must be a torch value that
     autograd can differentiate with respect to z, finite (value and gradient) for saturated
     logits such as +-1e4 and for float16 / bfloat16 inputs, and it must not modify z or y.
+    float64 inputs are computed in float64 (a float64 or Python float result); float16 / bfloat16
+    inputs may give a float32 result.
     """
     raise NotImplementedError("focal_loss: compute the per-element focal loss from the logits z, then average it")

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import inspect
+import threading
 import time
 import tracemalloc
 from dataclasses import dataclass
@@ -38,7 +39,7 @@ from mlprep.grading._repro import Call, Described, complete, literal
 from mlprep.grading._wire import Opaque, decode, encode, origin_device
 
 __all__ = [
-    "check", "scenario", "CheckFailed", "fail", "Opaque", "Submission", "Context", "Call", "on_input", "shrink_on_failure",
+    "check", "scenario", "CheckFailed", "fail", "reported_message", "Opaque", "Submission", "Context", "Call", "literal", "on_input", "shrink_on_failure",
     "assert_close", "assert_equal", "assert_finite", "assert_shape", "assert_dtype", "assert_returns_like", "assert_keeps_precision",
     "tolerance_for", "expect_sequence", "as_float", "inputs_unchanged", "invariance_probe", "gradcheck_float64", "value_and_grad",
     "peak_traced_memory", "time_ratio", "origin_device", "GraderDefect",
@@ -93,21 +94,42 @@ def scenario(*, repro: Callable[..., Call | str]) -> Callable:
 
 class CheckFailed(Exception):
     """A wrong answer: the message is for the learner, details are numbers for --json, and
-    failing_input the call that gave it (None: the submission's last call)."""
+    failing_input the call that gave it (None: the submission's last call).
 
-    def __init__(self, message: str, details: dict[str, Any] | None = None, failing_input: Call | None = None):
+    `explain()` is a hint that costs more work (a control call in the sandbox, known mistakes
+    recomputed): it runs once, for the failure the check finally reports, after shrinking has chosen
+    it, and its sentence follows the message (see `reported_message`). `notes` follow that."""
+
+    def __init__(self, message: str, details: dict[str, Any] | None = None, failing_input: Call | None = None,
+                 explain: Callable[[], str] | None = None):
         super().__init__(message)
         self.message = message
         self.details = details or {}
         self.failing_input = failing_input
+        self.explain = explain
+        self.notes: list[str] = []
 
 
 class GraderDefect(Exception):
     """The grader or the reference is wrong: reported as mlprep's fault, never the learner's."""
 
 
-def fail(message: str, *, failing_input: Call | None = None, **details: Any) -> NoReturn:
-    raise CheckFailed(message, details, failing_input)
+def fail(message: str, *, failing_input: Call | None = None, explain: Callable[[], str] | None = None, **details: Any) -> NoReturn:
+    raise CheckFailed(message, details, failing_input, explain)
+
+
+def reported_message(failure: CheckFailed) -> str:
+    """The message a failed check reports: its own, then its deferred explanation, then its notes.
+    An explanation whose control call the learner's code breaks (raises, crashes, hangs) gives none."""
+    from mlprep.grading._runner import SubmissionProblem
+
+    hint = ""
+    if failure.explain is not None:
+        try:
+            hint = failure.explain() or ""
+        except SubmissionProblem:
+            hint = ""
+    return " ".join(part.strip() for part in (failure.message, hint, *failure.notes) if part and part.strip())
 
 
 @contextlib.contextmanager
@@ -142,6 +164,7 @@ class _Request:
     name: str  # the learner function, or the scenario's name
     scenario: Callable | None
     encoded_args: bytes
+    device: str = "cpu"  # where the sandbox put the tensors of the arguments
 
 
 class Submission:
@@ -174,10 +197,27 @@ class Submission:
         return max(self._deadline - time.monotonic(), 0.0)
 
     def grant(self, seconds: float) -> float:
-        """Extend this check's deadline by up to `seconds` (what the grade's budget allows); returns the extension."""
+        """Extend this check's time by up to `seconds` (what the grade's budget allows), from its deadline
+        or from now if that has passed; returns the extension."""
         granted = max(0.0, self._grant_budget(seconds))
-        self._deadline += granted
+        self._deadline = max(self._deadline, time.monotonic()) + granted
         return granted
+
+    def control(self, fn: str | Callable, *args: Any, **kwargs: Any) -> Any:
+        """A call made only to choose a hint: a control case that differs from the failing one in one
+        respect (the same data near the origin, the same input in float32...). It never becomes the
+        check's failing input, and it answers None when the learner's code raises, crashes or hangs
+        on it (then the sandbox may be gone: report the failure right after). `fn` is a learner
+        function's name or a scenario."""
+        from mlprep.grading._runner import SubmissionProblem
+
+        last = self.last_request
+        try:
+            return self.run(fn, *args, **kwargs) if callable(fn) else self.call(fn, *args, **kwargs)
+        except SubmissionProblem:
+            return None
+        finally:
+            self.last_request, self.in_flight = last, None
 
     def _run(self, scenario: Callable, args: Sequence[Any], kwargs: dict, cutoff_s: float | None = None) -> Any:
         message = {"op": "run", "module": scenario.__module__, "scenario": scenario.__name__, "args": list(args), "kwargs": kwargs}
@@ -186,7 +226,7 @@ class Submission:
     def _request(self, message: dict[str, Any], during: str, scenario: Callable | None, cutoff_s: float | None = None) -> Any:
         message["device"] = self.device
         request = _Request(message["op"], message.get("fn") or message["scenario"], scenario,
-                           encode({"args": message["args"], "kwargs": message["kwargs"]}))
+                           encode({"args": message["args"], "kwargs": message["kwargs"]}), self.device)
         self.in_flight = self.last_request = request
         start = time.perf_counter()
         remaining = self.remaining_s()
@@ -221,6 +261,8 @@ def request_as_call(request: _Request, interface: Interface) -> Call:
     """A request as the learner's code it ran: a learner call as written, a scenario through its
     `repro` (see `scenario`), or else as the scenario's own call on the learner's module."""
     data = decode(request.encoded_args)
+    if request.device != "cpu":
+        _mark_device(data, request.device)
     args, kwargs = data["args"], data["kwargs"]
     if request.op == "call":
         return Call(request.name, *args, **kwargs)
@@ -230,6 +272,18 @@ def request_as_call(request: _Request, interface: Interface) -> Call:
         return made if isinstance(made, Call) else Call.code(str(made))
     where = (request.scenario.__module__ if request.scenario else "").removeprefix("mlprep_grader_")
     return Call(request.name, Described("your_module"), *args, **kwargs, note=f"the grader's scenario {request.name} ({where})")
+
+
+def _mark_device(value: Any, device: str) -> None:
+    """The sandbox moved every tensor of a request to its device: say so where the input is shown."""
+    if _is_tensor(value):
+        value.origin_device = device
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _mark_device(item, device)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _mark_device(item, device)
 
 
 class Context:
@@ -541,7 +595,7 @@ def inputs_unchanged(sub: Submission, fn_name: str, *args: Any, scenario: str = 
 
 
 def invariance_probe(sub: Submission, fn_name: str, args: Sequence[Any], changed_args: Sequence[Any], *, what: str, scenario: str,
-                     shape: Sequence[int] | None = None, graded: Callable[[Any], Any] | None = None, hint: str = "",
+                     shape: Sequence[int] | None = None, graded: Callable[[Any], Any] | None = None, hint: str | dict[str, str] = "",
                      kwargs: dict | None = None) -> None:
     """The output must not move when `args` become `changed_args` in a way the contract makes invisible.
 
@@ -550,8 +604,11 @@ def invariance_probe(sub: Submission, fn_name: str, args: Sequence[Any], changed
     (permute a set; graded = the output with the permutation undone, or a pooled output). `graded(out)`
     gets each output (already checked to be numeric, of `shape` when given) and returns the part that
     must stay put, or a dict of named parts ({"outputs at real queries": ..., ...}): the message then
-    names the part that moved, and `what` heads it. The learner's two outputs are compared with each
-    other, NaN equal to NaN; the failing input is the unchanged call."""
+    names the part that moved, and `what` heads it; `hint` may then be a dict of a hint per part. The
+    learner's two outputs are compared with each other, NaN equal to NaN; the failing input is the
+    unchanged call."""
+    hints = hint if isinstance(hint, dict) else {}
+    hint = "" if isinstance(hint, dict) else hint
     base = sub.call(fn_name, *args, **(kwargs or {}))
     base_call = sub.last_request
     changed = sub.call(fn_name, *changed_args, **(kwargs or {}))
@@ -567,7 +624,7 @@ def invariance_probe(sub: Submission, fn_name: str, args: Sequence[Any], changed
             parts_changed, parts_base = {what: parts_changed}, {what: parts_base}
         for part, base_part in parts_base.items():
             label = part if part == what else f"{what}: {part}"
-            assert_close(parts_changed[part], base_part, what=label, scenario=scenario, equal_nan=True, hint=hint)
+            assert_close(parts_changed[part], base_part, what=label, scenario=scenario, equal_nan=True, hint=hints.get(part, hint))
     except CheckFailed as failure:
         if failure.failing_input is None and base_call is not None:
             failure.failing_input = request_as_call(base_call, Interface(None))
@@ -603,9 +660,17 @@ _gradchecked: set[tuple[str, str]] = set()
 
 def _value_and_grad_repro(interface: "Interface", fn_name: str, args: Sequence[Any], wrt: Sequence[int], kwargs: dict | None = None,
                           output_index: int | None = None, seed: int = 0, output_mask: Any = None) -> Call:
-    names = ", ".join(interface.param(fn_name, i) for i in wrt)
-    output = "output" if output_index is None else f"output[{output_index}]"
-    return Call(fn_name, *args, **(kwargs or {}), note=f"and the gradient of sum({output} * w) w.r.t. {names}, w fixed random numbers")
+    """Code that computes the gradients value_and_grad compares: its last line evaluates to them."""
+    names = [interface.param(fn_name, i).replace(" ", "_") if interface.params(fn_name) else f"x{i + 1}" for i in wrt]
+    lines = [f"{name} = {literal(args[i])}.requires_grad_()" for name, i in zip(names, wrt)]
+    call_args = [names[list(wrt).index(i)] if i in wrt else literal(a) for i, a in enumerate(args)]
+    call_args += [f"{key}={literal(value)}" for key, value in (kwargs or {}).items()]
+    lines.append(f"out = {fn_name}({', '.join(call_args)})" + (f"[{output_index}]" if output_index is not None else ""))
+    weights = f"torch.randn(out.shape, generator=torch.Generator().manual_seed({seed}), dtype=torch.float64).to(out.device, out.dtype)"
+    lines.append(f"w = {weights}" + (f" * {literal(output_mask)}.to(out.device, out.dtype)" if output_mask is not None else "")
+                 + "  # fixed random weights")
+    lines.append(f"torch.autograd.grad((out * w).sum(), [{', '.join(names)}], allow_unused=True)  # d(sum(out * w))/d({', '.join(names)})")
+    return Call.code("\n".join(lines))
 
 
 value_and_grad.repro = _value_and_grad_repro
@@ -715,12 +780,18 @@ SHRINK_BUDGET_S = 1.0  # extra time a failed check may spend looking for a small
 SHRINK_EXAMPLES = 200  # cases Hypothesis may try before it gives up finding a failing one
 
 
+# Hypothesis reads the source of the strategies' lambdas with `ast` to describe them, which is not
+# thread-safe on CPython 3.11 (SystemError in the self-check's parallel grades): one search at a time.
+_hypothesis_lock = threading.Lock()
+
+
 class _StopShrinking(BaseException):
     """Out of time, or the sandbox is gone: a BaseException, so Hypothesis does not take it for a failure."""
 
 
 @contextlib.contextmanager
 def shrink_on_failure(sub: Submission, cases: Callable[[], Any], verify: Callable[[Any], None], *,
+                      worth_shrinking: Callable[[CheckFailed], bool] | None = None,
                       budget_s: float = SHRINK_BUDGET_S, max_examples: int = SHRINK_EXAMPLES) -> Iterator[None]:
     """If the block fails, look for the smallest case that fails too, and report that one instead.
 
@@ -729,35 +800,38 @@ def shrink_on_failure(sub: Submission, cases: Callable[[], Any], verify: Callabl
     checks one case against the learner's code, raising CheckFailed (with a message about that case)
     when it fails. Hypothesis runs only after the block failed, deterministically (derandomized, no
     database), within `budget_s` extra seconds (and what is left of the grade's allowance for
-    shrinking); when the block's failing input is already small enough to show in full, when
-    Hypothesis finds no failing case, or when the learner's code raises or hangs on the ones it
-    tries, the block's own failure stands. Order a check's own cases small to large first: a small
-    case that fails needs no shrinking."""
+    shrinking). `worth_shrinking(failure)` says whether the block's failure is worth it; by default,
+    when its failing input is too large to show in full. When it is not, when Hypothesis finds no
+    failing case, or when the learner's code raises or hangs on the ones it tries, the block's own
+    failure stands. Order a check's own cases small to large first: a small case that fails needs no
+    shrinking."""
     try:
         yield
     except CheckFailed as original:
         if original.failing_input is None and sub.last_request is not None:
             original.failing_input = request_as_call(sub.last_request, Interface(None))
-        if original.failing_input is not None and complete(str(original.failing_input)):
+        too_large = lambda failure: failure.failing_input is None or not complete(str(failure.failing_input))
+        if not (worth_shrinking or too_large)(original):
             raise
         smaller = _smallest_failure(sub, cases, verify, budget_s, max_examples)
         if smaller is None:
             raise
-        first = original.details.get("scenario") or original.message.split(":")[0]
-        smaller.message = f"{smaller.message} (The smallest failing case found by shrinking; the check first failed on: {first}.)"
+        first = str(original.details.get("scenario") or original.message.split(":")[0])
+        first = first if len(first) <= 160 else first[:160] + "…"
+        smaller.notes.append(f"(The smallest failing case found by shrinking; the check first failed on: {first}.)")
         smaller.details.setdefault("first_failure", str(first))
         raise smaller from None
 
 
 def _smallest_failure(sub: Submission, cases: Callable[[], Any], verify: Callable[[Any], None], budget_s: float,
                       max_examples: int) -> CheckFailed | None:
-    from hypothesis import HealthCheck, Verbosity, find, settings
+    from hypothesis import HealthCheck, Phase, Verbosity, find, settings
     from hypothesis.errors import NoSuchExample, Unsatisfiable
 
     from mlprep.grading._runner import SubmissionProblem, SubmissionRaised
 
-    deadline = time.monotonic() + sub.grant(budget_s)
     found: list[CheckFailed] = []
+    deadline = 0.0  # set once this search holds the lock: waiting for another grade's search is not its time
 
     def fails(case: Any) -> bool:
         if time.monotonic() > deadline:
@@ -775,10 +849,12 @@ def _smallest_failure(sub: Submission, cases: Callable[[], Any], verify: Callabl
             raise _StopShrinking from None  # a crash or a hang: the sandbox is gone
         return False
 
-    quiet = settings(database=None, derandomize=True, max_examples=max_examples, deadline=None,
+    quiet = settings(database=None, derandomize=True, max_examples=max_examples, deadline=None, phases=(Phase.generate, Phase.shrink),
                      suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
-    try:
-        find(cases(), fails, settings=quiet)
-    except (_StopShrinking, NoSuchExample, Unsatisfiable):
-        pass
+    with _hypothesis_lock:
+        deadline = time.monotonic() + sub.grant(budget_s)
+        try:
+            find(cases(), fails, settings=quiet)
+        except (_StopShrinking, NoSuchExample, Unsatisfiable):
+            pass
     return found[-1] if found else None

@@ -53,6 +53,8 @@ def _nested(values: Any, dtype: str) -> str:
 
 def _array_literal(arr: np.ndarray, scalar: bool) -> str:
     dtype = arr.dtype.name
+    if arr.size == 0:  # np.array([]) would lose the shape
+        return f"np.zeros({arr.shape})" if dtype == "float64" else f"np.zeros({arr.shape}, dtype=np.{dtype})"
     if scalar:
         return f"np.{dtype}({_nested(arr.item(), dtype)})"
     body = _nested(arr.tolist(), dtype)
@@ -69,13 +71,13 @@ def _tensor_literal(t: Any) -> str:
         text_dtype = "float32"
     else:
         text_dtype = dtype
-    body = _nested(values.tolist(), text_dtype)
     extras = [] if dtype in _DEFAULT_TORCH else [f"dtype=torch.{dtype}"]
+    body = _nested(values.tolist(), text_dtype) if t.numel() else str(tuple(t.shape))  # torch.tensor([]) would lose the shape
     device = origin_device(t)
     if device != "cpu":
         extras.append(f'device="{device}"')
     del torch
-    return f"torch.tensor({', '.join([body, *extras])})"
+    return f"torch.{'tensor' if t.numel() else 'zeros'}({', '.join([body, *extras])})"
 
 
 def _describe(value: Any) -> Described:
