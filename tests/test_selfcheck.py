@@ -44,3 +44,21 @@ def test_a_rejected_alternative_is_a_miss(tmp_path):
     report = run_selfcheck(load_bank(bank), ["add"])
     assert not report.ok
     assert report.exercises[0].alternatives[0].status == "fail"
+
+
+def test_a_reference_that_uses_most_of_the_time_limit_is_a_problem():
+    """timeout_s bounds a whole grade: a reference that needs most of it leaves a slower correct solution no time."""
+    from mlprep.results import CheckResult, GradeResult
+    from mlprep.selfcheck import REFERENCE_SHARE_OF_LIMIT, _judge
+
+    exercise = load_bank(FIXTURES / "runner_bank").get("add")
+    bugs = {b.name: b for b in exercise.bugs()}
+
+    def reference_taking(seconds):
+        checks = [CheckResult("imports", "pass", duration_s=0.1), CheckResult("adds", "pass", duration_s=seconds)]
+        caught = GradeResult("add", "fail", "", [CheckResult("adds", "fail")])
+        return _judge(exercise, [("reference", "reference", GradeResult("add", "pass", "", checks)), ("bug", "subtracts", caught)], bugs)
+
+    assert reference_taking(0.1 * exercise.timeout_s).ok
+    slow = reference_taking(REFERENCE_SHARE_OF_LIMIT * exercise.timeout_s)
+    assert not slow.ok and any("of the exercise's 3 s time limit: raise timeout_s" in p for p in slow.problems)
