@@ -15,7 +15,7 @@ import torch
 from torch.optim.adamw import adamw as adamw_update  # what torch.optim.AdamW.step runs
 
 from mlprep.grading import (Call, assert_close, assert_dtype, assert_finite, assert_returns_like, assert_shape, check, expect_sequence,
-                            fail, inputs_unchanged, on_input, shrink_on_failure)
+                            fail, inputs_unchanged, literal, on_input, scenario, shrink_on_failure)
 
 # Relative tolerances of the lockstep comparisons: a correct implementation with another order of
 # operations stays within these after 200 steps (measured: float64 ~1e-13, float32 ~5e-7 of scale).
@@ -28,6 +28,13 @@ STEP1_HINT = "at t = 1 (t counts from 1) the bias corrections 1 - b1**t and 1 - 
 # ---------------------------------------------------------------------------------------------
 # Scenario (runs in the sandbox) and expectations (run here)
 # ---------------------------------------------------------------------------------------------
+def _trajectory_repro(interface, w, m, v, grads, t0, hyper):
+    settings = "".join(f", {k}={v!r}" for k, v in hyper.items())
+    return Call.code(f"w, m, v = {literal(w)}, {literal(m)}, {literal(v)}\ngrads = {literal(grads)}\n"
+                     f"for t, g in enumerate(grads, start={t0}):\n    w, m, v = adamw(w, g, m, v, t{settings})\nw, m, v")
+
+
+@scenario(repro=_trajectory_repro)
 def adamw_trajectory(module, w, m, v, grads, t0, hyper):
     """Scenario: adamw once per gradient, each step's (w, m, v) fed into the next; returns a copy of
     every step's result (a copy, so that later steps cannot change what an earlier one returned)."""

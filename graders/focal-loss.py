@@ -12,8 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from mlprep.grading import (Call, CheckFailed, as_float, assert_close, assert_finite, assert_keeps_precision, check, expect_sequence, fail,
-                            gradcheck_float64, inputs_unchanged, on_input, scenario, shrink_on_failure, tolerance_for, value_and_grad)
-from mlprep.grading import literal  # tensors as Python text, for the hand-written failing inputs below
+                            gradcheck_float64, inputs_unchanged, literal, on_input, scenario, shrink_on_failure, tolerance_for, value_and_grad)
 
 DEVICES = ("cpu", "cuda")
 

@@ -8,6 +8,7 @@ from mlprep.grading import (Call, CheckFailed, Interface, Opaque, Submission, as
                             assert_finite, assert_keeps_precision, assert_returns_like, assert_shape, expect_sequence, fail, on_input,
                             reported_message, request_as_call, shrink_on_failure, tolerance_for)
 from mlprep.grading._repro import complete, literal
+from mlprep.grading._wire import decode
 
 
 @pytest.mark.parametrize(
@@ -159,12 +160,13 @@ def test_a_call_is_one_line_when_short():
 
 
 class LocalSandbox:
-    """Stands in for a sandbox: runs `fn` here on the decoded message."""
+    """Stands in for a sandbox: runs `fn` here on the message, decoded as the sandbox would."""
 
     def __init__(self, fn):
         self.fn = fn
 
     def request(self, message, timeout_s, during, limit_s=None):
+        message = decode(message)
         return {"ok": True, "value": self.fn(*message["args"], **message["kwargs"]), "mutated": []}
 
 

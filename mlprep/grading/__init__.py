@@ -158,12 +158,13 @@ def _scenario(scenario: str) -> str:
 # ---------------------------------------------------------------------------------------------
 @dataclass
 class _Request:
-    """One request as sent: what it ran, and its encoded arguments (decoded again only to show them)."""
+    """One request as sent: what it ran, and the message as encoded for the sandbox (decoded again
+    only to show its arguments)."""
 
     op: str  # "call" or "run"
     name: str  # the learner function, or the scenario's name
     scenario: Callable | None
-    encoded_args: bytes
+    encoded: bytes
     device: str = "cpu"  # where the sandbox put the tensors of the arguments
 
 
@@ -225,15 +226,14 @@ class Submission:
 
     def _request(self, message: dict[str, Any], during: str, scenario: Callable | None, cutoff_s: float | None = None) -> Any:
         message["device"] = self.device
-        request = _Request(message["op"], message.get("fn") or message["scenario"], scenario,
-                           encode({"args": message["args"], "kwargs": message["kwargs"]}), self.device)
+        request = _Request(message["op"], message.get("fn") or message["scenario"], scenario, encode(message), self.device)
         self.in_flight = self.last_request = request
         start = time.perf_counter()
         remaining = self.remaining_s()
         if cutoff_s is not None and cutoff_s < remaining:
-            reply = self._sandbox.request(message, cutoff_s, during, limit_s=cutoff_s)
+            reply = self._sandbox.request(request.encoded, cutoff_s, during, limit_s=cutoff_s)
         else:
-            reply = self._sandbox.request(message, remaining, during, limit_s=self.limit_s)
+            reply = self._sandbox.request(request.encoded, remaining, during, limit_s=self.limit_s)
         self.in_flight = None
         self.last_elapsed_s = time.perf_counter() - start
         self.last_mutated = list(reply.get("mutated") or [])
@@ -260,7 +260,7 @@ class Interface:
 def request_as_call(request: _Request, interface: Interface) -> Call:
     """A request as the learner's code it ran: a learner call as written, a scenario through its
     `repro` (see `scenario`), or else as the scenario's own call on the learner's module."""
-    data = decode(request.encoded_args)
+    data = decode(request.encoded)
     if request.device != "cpu":
         _mark_device(data, request.device)
     args, kwargs = data["args"], data["kwargs"]
@@ -271,7 +271,7 @@ def request_as_call(request: _Request, interface: Interface) -> Call:
         made = repro(interface, *args, **kwargs)
         return made if isinstance(made, Call) else Call.code(str(made))
     where = (request.scenario.__module__ if request.scenario else "").removeprefix("mlprep_grader_")
-    return Call(request.name, Described("your_module"), *args, **kwargs, note=f"the grader's scenario {request.name} ({where})")
+    return Call(request.name, Described("<your module>"), *args, **kwargs, note=f"the grader's scenario {request.name} ({where})")
 
 
 def _mark_device(value: Any, device: str) -> None:
@@ -576,7 +576,7 @@ def assert_keeps_precision(got: Any, input_dtype: Any, *, what: str, scenario: s
     if expected not in _FLOAT_BITS or isinstance(got, (float, int)) or not _is_numeric(got):
         return
     actual = _dtype_name(got.dtype)
-    if actual in _FLOAT_BITS and _FLOAT_BITS[actual] < min(_FLOAT_BITS[expected], 32 if expected != "float64" else 64):
+    if actual in _FLOAT_BITS and _FLOAT_BITS[actual] < _FLOAT_BITS[expected]:
         fail(_join(f"{what}{_scenario(scenario)}: the inputs are {expected} but the result is {actual}, so it was computed with"
                    f" less precision than the inputs carry; keep the whole computation in {expected} (look for .float(), a"
                    f" {actual} constant or dtype=... on the way).", hint), expected=expected, got=actual)
@@ -764,7 +764,7 @@ def time_ratio(sub: Submission, ctx: Context, scenario: Callable, *args: Any, re
         try:
             sub._run(scenario, args, kwargs, cutoff_s=cutoff)
         except SubmissionTimeout:
-            if cutoff is None or sub._deadline - time.monotonic() <= 0:
+            if cutoff is None or sub.remaining_s() <= 0:
                 raise
             fail(_join(f"{what or scenario.__name__}: stopped after {cutoff:.2f} s, more than {max_ratio:g}x the reference's"
                        f" {best_reference:.2f} s measured in the same run.", hint), reference_s=best_reference, cutoff_s=cutoff, max_ratio=max_ratio)

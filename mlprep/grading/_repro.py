@@ -149,8 +149,8 @@ def literal(value: Any, max_values: int = MAX_VALUES) -> str:
 
 
 def complete(text: str) -> bool:
-    """Whether `text` (from literal or Call) is whole Python, nothing left out."""
-    return "<a " not in text
+    """Whether `text` (from literal or Call) is whole Python, nothing left out: no value described instead."""
+    return "<a " not in text and "<your module>" not in text
 
 
 class Call:

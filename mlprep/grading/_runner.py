@@ -206,11 +206,12 @@ class Sandbox:
             return text
 
     # -- requests --------------------------------------------------------------------------------
-    def request(self, message: dict[str, Any], timeout_s: float, during: str, limit_s: float | None = None) -> Any:
-        """Send one request; `timeout_s` is what is left of the check's budget `limit_s`."""
+    def request(self, message: dict[str, Any] | bytes, timeout_s: float, during: str, limit_s: float | None = None) -> Any:
+        """Send one request (a message, or one already encoded); `timeout_s` is what is left of the
+        check's budget `limit_s`."""
         self._limit_s = limit_s if limit_s is not None else timeout_s
         deadline = time.monotonic() + timeout_s
-        data = _wire.encode(message)
+        data = message if isinstance(message, bytes) else _wire.encode(message)
         self._write(struct.pack("<Q", len(data)) + data, deadline, during)
         reply = self._receive(deadline - time.monotonic(), during)
         if not reply["ok"]:
