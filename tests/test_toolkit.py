@@ -199,7 +199,8 @@ def test_shrinking_finds_the_smallest_failing_case():
         assert_equal(sub.call("total", xs), sum(xs), what=f"total({xs})")
 
     with pytest.raises(CheckFailed) as info:
-        with shrink_on_failure(sub, lambda: st.lists(st.integers(0, 100)), verify):
+        # A generous budget: Hypothesis's search is deterministic, only a time cut-off could end it early.
+        with shrink_on_failure(sub, lambda: st.lists(st.integers(0, 100)), verify, budget_s=60):
             verify(list(range(40)))
     assert str(info.value.failing_input) == "total([7])"
     assert info.value.message == "total([7]): 1 of 1 values differ; first at index (scalar): expected 7, got 8."
@@ -220,7 +221,7 @@ def test_a_deferred_explanation_runs_once_for_the_failure_reported():
             fail(f"total({xs}) is {got}", explain=lambda: explained.append(list(xs)) or f"it is off by {got - sum(xs)}")
 
     with pytest.raises(CheckFailed) as info:
-        with shrink_on_failure(sub, lambda: st.lists(st.integers(0, 9)), verify):
+        with shrink_on_failure(sub, lambda: st.lists(st.integers(0, 9)), verify, budget_s=60):
             verify(list(range(30)))
     assert explained == []
     assert reported_message(info.value).startswith("total([0, 0]) is 1 it is off by 1 (The smallest failing case")
@@ -242,7 +243,8 @@ def test_shrinking_keeps_the_first_failure_when_no_case_fails():
 
     sub = Submission(LocalSandbox(lambda xs: sum(xs)), "cpu", 10.0)
     with pytest.raises(CheckFailed, match="the big case"):
-        with shrink_on_failure(sub, lambda: st.lists(st.integers(0, 3)), lambda xs: assert_equal(sub.call("total", xs), sum(xs), what="x")):
+        with shrink_on_failure(sub, lambda: st.lists(st.integers(0, 3)), lambda xs: assert_equal(sub.call("total", xs), sum(xs), what="x"),
+                               budget_s=60):
             sub.call("total", list(range(40)))
             fail("the big case")
 
