@@ -187,10 +187,13 @@ def test_on_input_names_the_input_unless_the_failure_has_one():
     assert str(inner.value.failing_input) == "f(2)"
 
 
-def test_shrinking_finds_the_smallest_failing_case():
+def test_shrinking_finds_the_smallest_failing_case(tmp_path, monkeypatch, mlprep_home):
     """A sum that is off by one once any item reaches 7: the check fails on a long random list, and
-    shrinking reports the smallest list that still fails, [7]."""
+    shrinking reports the smallest list that still fails, [7]. Hypothesis's own cache goes to
+    mlprep's data folder, never into the current directory."""
     from hypothesis import strategies as st
+
+    monkeypatch.chdir(tmp_path)
 
     buggy = lambda xs: sum(xs) + (1 if xs and max(xs) >= 7 else 0)
     sub = Submission(LocalSandbox(buggy), "cpu", 10.0)
@@ -203,6 +206,7 @@ def test_shrinking_finds_the_smallest_failing_case():
         with shrink_on_failure(sub, lambda: st.lists(st.integers(0, 100)), verify, budget_s=60):
             verify(list(range(40)))
     assert str(info.value.failing_input) == "total([7])"
+    assert not (tmp_path / ".hypothesis").exists() and (mlprep_home / "cache" / "hypothesis").is_dir()
     assert info.value.message == "total([7]): 1 of 1 values differ; first at index (scalar): expected 7, got 8."
     assert reported_message(info.value).startswith(info.value.message + " (The smallest failing case found by shrinking; the check first"
                                                    " failed on: total([0, 1, 2")

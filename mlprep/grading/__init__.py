@@ -826,7 +826,14 @@ def shrink_on_failure(sub: Submission, cases: Callable[[], Any], verify: Callabl
 def _smallest_failure(sub: Submission, cases: Callable[[], Any], verify: Callable[[Any], None], budget_s: float,
                       max_examples: int) -> CheckFailed | None:
     from hypothesis import HealthCheck, Phase, Verbosity, find, settings
+    from hypothesis.configuration import set_hypothesis_home_dir
     from hypothesis.errors import NoSuchExample, Unsatisfiable
+
+    from mlprep.workspace import data_dir
+
+    # Hypothesis caches what it learns from source files in a `.hypothesis` folder of the current
+    # directory: in mlprep's cache instead, never in the learner's folder.
+    set_hypothesis_home_dir(data_dir() / "cache" / "hypothesis")
 
     from mlprep.grading._runner import SubmissionProblem, SubmissionRaised
 
