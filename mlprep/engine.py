@@ -19,6 +19,7 @@ learner's last call, or the one the grader names), as Python the learner can pas
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sys
@@ -137,8 +138,7 @@ def grade_file(exercise: Exercise, path: Path, *, device: str = "auto", timeout_
 def _grade(exercise: Exercise, path: Path, runs: list, reference: ModuleType, device: str, budget: Budget,
            measured: dict[str, float], started: float) -> GradeResult:
     """Grade one file: import it in a sandbox, then run each check under its own limit and the grade's budget."""
-    config = SandboxConfig(path, exercise.grader_path, module_name("grader", exercise.id), exercise.functions, exercise.memory_mb,
-                           min(IMPORT_LIMIT_S, budget.limit_s))
+    config = SandboxConfig(path, exercise.grader_path, module_name("grader", exercise.id), exercise.functions, exercise.memory_mb)
     sandbox = Sandbox(config)
     checks: list[CheckResult] = []
     internal = False
@@ -302,11 +302,19 @@ _times_lock = threading.Lock()
 _exercise_locks: dict[str, threading.Lock] = {}
 
 
+@functools.cache
+def _toolkit_digest() -> bytes:
+    """The toolkit's sources, hashed once per process (they do not change under a running mlprep)."""
+    digest = hashlib.sha256()
+    for file in sorted(Path(__file__).resolve().parent.joinpath("grading").glob("*.py")):
+        digest.update(file.name.encode() + b"\0" + file.read_bytes() + b"\0")
+    return digest.digest()
+
+
 def _times_key(exercise: Exercise, device: str) -> str:
     """Changes whenever what a check runs can change: grader, reference, toolkit; and the machine's devices."""
-    digest = hashlib.sha256()
-    toolkit = sorted(Path(__file__).resolve().parent.joinpath("grading").glob("*.py"))
-    for file in [exercise.grader_path, exercise.reference_path, *toolkit]:
+    digest = hashlib.sha256(_toolkit_digest())
+    for file in (exercise.grader_path, exercise.reference_path):
         digest.update(file.name.encode() + b"\0" + file.read_bytes() + b"\0")
     digest.update(f"{device} cuda={cuda_available()}".encode())
     return digest.hexdigest()[:32]

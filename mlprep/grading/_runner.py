@@ -86,7 +86,6 @@ class SandboxConfig:
     grader_module: str
     functions: tuple[str, ...]
     memory_mb: int
-    import_limit_s: float  # the longest mlprep waits for the learner's file to import
 
 
 class Sandbox:
@@ -102,9 +101,8 @@ class Sandbox:
         self.missing: list[str] = []
 
     # -- lifecycle -------------------------------------------------------------------------------
-    def start(self, import_limit_s: float | None = None) -> None:
-        """Fork a sandbox and import the submission within `import_limit_s` (default: the config's);
-        raises SubmissionProblem if that fails."""
+    def start(self, import_limit_s: float) -> None:
+        """Fork a sandbox and import the submission within `import_limit_s`; raises SubmissionProblem if that fails."""
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         output_r, output_w = os.pipe()
@@ -129,7 +127,7 @@ class Sandbox:
         self.exit_status = None
         self._to_child, self._from_child, self._status = to_child_w, from_child_r, status_r
         threading.Thread(target=self._drain_output, args=(output_r,), daemon=True).start()
-        self._limit_s = self.config.import_limit_s if import_limit_s is None else import_limit_s
+        self._limit_s = import_limit_s
         try:
             self._receive(BOOT_TIMEOUT_S, during="starting the sandbox")
         except SubmissionProblem as problem:
