@@ -254,3 +254,37 @@ def test_processes_left_running_fail_the_check_and_are_killed(add_exercise, tmp_
     assert len(left) == len(result.checks) - 1  # every check after the import
     wait_until(lambda: not processes_naming(submission), "the processes it left running are killed", timeout_s=5)
 
+
+
+def test_a_floating_point_warning_fails_a_check_that_runs_under_errstate(tmp_path):
+    """`sub.errstate(...)` runs the learner's call under np.errstate in the sandbox: the naive sigmoid's
+    overflow warning fails that check (naming the setting, the input shown inside the same with-block),
+    while the check that allows warnings passes the same code."""
+    bank = tmp_path / "bank"
+    for folder in ("exercises/sig", "solutions/sig", "graders"):
+        (bank / folder).mkdir(parents=True)
+    (bank / "exercises/sig/exercise.toml").write_text(
+        'format_version = 1\ntitle = "Sig"\nkind = "code"\ntopic = "testing"\ndifficulty = "easy"\nfunctions = ["sigmoid"]\n'
+        'timeout_s = 30\nmemory_mb = 256\nhints = ["a", "b", "c"]\n')
+    (bank / "exercises/sig/prompt.md").write_text("# Sig\n")
+    (bank / "exercises/sig/stub.py").write_text("def sigmoid(z):\n    raise NotImplementedError\n")
+    (bank / "solutions/sig/reference.py").write_text(
+        "import numpy as np\n\ndef sigmoid(z):\n    e = np.exp(-np.abs(z))\n    return np.where(z >= 0, 1 / (1 + e), e / (1 + e))\n")
+    (bank / "graders/sig.py").write_text(
+        "import numpy as np\nfrom mlprep.grading import assert_close, check\n\n"
+        "@check('warnings allowed')\ndef loose(sub, ctx):\n    z = np.array([-1000.0, 0.0])\n"
+        "    assert_close(sub.call('sigmoid', z), ctx.reference.sigmoid(z), what='sigmoid(z)')\n\n"
+        "@check('no floating-point warning')\ndef strict(sub, ctx):\n    z = np.array([-1000.0, 0.0])\n"
+        "    with sub.errstate(over='raise', divide='raise'):\n"
+        "        assert_close(sub.call('sigmoid', z), ctx.reference.sigmoid(z), what='sigmoid(z)')\n")
+    exercise = load_bank(bank).get("sig")
+    naive = tmp_path / "naive.py"
+    naive.write_text("import numpy as np\n\ndef sigmoid(z):\n    return 1 / (1 + np.exp(-z))\n")
+    result = grade_file(exercise, naive)
+    assert statuses(result) == {IMPORT_CHECK: "pass", "warnings allowed": "pass", "no floating-point warning": "error"}
+    strict = result.checks[-1]
+    assert "NumPy raised a floating-point warning (overflow encountered in exp)" in strict.message
+    assert 'np.errstate(over="raise", divide="raise")' in strict.message and "line 4, in sigmoid" in strict.message
+    assert strict.failing_input == ('with np.errstate(over="raise", divide="raise"):\n'
+                                    "    result = sigmoid(np.array([-1000.0, 0.0]))\nresult")
+    assert grade_file(exercise, bank / "solutions/sig/reference.py").status == "pass"

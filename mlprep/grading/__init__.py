@@ -185,6 +185,20 @@ class Submission:
         self.last_elapsed_s = 0.0
         self.last_request: _Request | None = None
         self.in_flight: _Request | None = None  # set while a request is running, kept if it never came back
+        self._errstate: dict[str, str] = {}
+
+    @contextlib.contextmanager
+    def errstate(self, **settings: str) -> Iterator[None]:
+        """Requests made inside run under `np.errstate(**settings)` in the sandbox, for contracts that
+        allow no floating-point warning (`over="raise", divide="raise", invalid="raise"`): a warning
+        then fails the check as a FloatingPointError that names the setting, and the failing input
+        shows the `with np.errstate(...)` it ran under."""
+        outer = self._errstate
+        self._errstate = {**outer, **settings}
+        try:
+            yield
+        finally:
+            self._errstate = outer
 
     def call(self, fn: str, *args: Any, **kwargs: Any) -> Any:
         """Call the learner's `fn(*args, **kwargs)`; tensors in the arguments move to this check's device."""
@@ -226,6 +240,8 @@ class Submission:
 
     def _request(self, message: dict[str, Any], during: str, scenario: Callable | None, cutoff_s: float | None = None) -> Any:
         message["device"] = self.device
+        if self._errstate:
+            message["errstate"] = dict(self._errstate)
         request = _Request(message["op"], message.get("fn") or message["scenario"], scenario, encode(message), self.device)
         self.in_flight = self.last_request = request
         start = time.perf_counter()
@@ -265,13 +281,27 @@ def request_as_call(request: _Request, interface: Interface) -> Call:
         _mark_device(data, request.device)
     args, kwargs = data["args"], data["kwargs"]
     if request.op == "call":
-        return Call(request.name, *args, **kwargs)
-    repro = getattr(request.scenario, "repro", None)
-    if repro is not None:
-        made = repro(interface, *args, **kwargs)
-        return made if isinstance(made, Call) else Call.code(str(made))
-    where = (request.scenario.__module__ if request.scenario else "").removeprefix("mlprep_grader_")
-    return Call(request.name, Described("<your module>"), *args, **kwargs, note=f"the grader's scenario {request.name} ({where})")
+        call = Call(request.name, *args, **kwargs)
+    elif getattr(request.scenario, "repro", None) is not None:
+        made = request.scenario.repro(interface, *args, **kwargs)
+        call = made if isinstance(made, Call) else Call.code(str(made))
+    else:
+        where = (request.scenario.__module__ if request.scenario else "").removeprefix("mlprep_grader_")
+        call = Call(request.name, Described("<your module>"), *args, **kwargs, note=f"the grader's scenario {request.name} ({where})")
+    return _under_errstate(call, data.get("errstate"))
+
+
+def _under_errstate(call: Call, settings: dict[str, str] | None) -> Call:
+    """The input as it ran: inside `with np.errstate(...)`, the value of its expression kept as `result`."""
+    if not settings:
+        return call
+    lines = str(call).split("\n")
+    if call.is_code:  # statements ending in an expression
+        lines[-1] = f"result = {lines[-1]}"
+    else:  # one expression, maybe over several lines
+        lines[0] = f"result = {lines[0]}"
+    setting = ", ".join(f'{k}="{v}"' for k, v in settings.items())
+    return Call.code(f"with np.errstate({setting}):\n" + "".join(f"    {line}\n" for line in lines) + "result")
 
 
 def _mark_device(value: Any, device: str) -> None:

@@ -170,6 +170,11 @@ class Call:
         call._text = text
         return call
 
+    @property
+    def is_code(self) -> bool:
+        """Written by hand (statements ending in an expression), not one call."""
+        return self._text is not None
+
     def __str__(self) -> str:
         if self._text is not None:
             return self._text

@@ -64,6 +64,11 @@ def describe_error(error: dict[str, Any], memory_mb: int = 0) -> str:
         allowed = f"the {memory_mb} MiB of memory this exercise allows (memory_mb)" if memory_mb > 0 else "the memory this machine has"
         text = f"your code ran out of memory (MemoryError): it tried to allocate more than {allowed}"
         return text + (f"\n{error['traceback']}" if error.get("traceback") else "")
+    if kind == "floating_point":
+        setting = ", ".join(f'{k}="{v}"' for k, v in error.get("errstate", {}).items())
+        text = (f"NumPy raised a floating-point warning ({error.get('message')}); this check runs your code under"
+                f" np.errstate({setting}), because the contract allows no such warning here")
+        return text + (f"\n{error['traceback']}" if error.get("traceback") else "")
     if kind == "unencodable":
         return f"the value your code returned could not be read back ({error.get('type')}: {error.get('message')})"
     text = f"your code raised {error.get('type')}: {error.get('message')}"

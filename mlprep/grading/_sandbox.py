@@ -10,6 +10,7 @@ the grader: `serve(config, fd_in, fd_out)`.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import os
@@ -68,11 +69,19 @@ def _to_device(obj: Any, device: str) -> Any:
     return obj
 
 
-def _describe_exception(exc: BaseException, submission_path: str) -> dict[str, Any]:
+def _numpy_errstate(settings: dict[str, str]):
+    import numpy
+
+    return numpy.errstate(**settings)
+
+
+def _describe_exception(exc: BaseException, submission_path: str, errstate: dict[str, str] | None = None) -> dict[str, Any]:
     """What the learner needs: the exception and the frames of their own file."""
-    if isinstance(exc, SystemExit):
+    if isinstance(exc, FloatingPointError) and errstate:
+        kind = "floating_point"
+    elif isinstance(exc, SystemExit):
         return {"kind": "exit", "type": "SystemExit", "message": f"called sys.exit({exc.code!r})", "traceback": ""}
-    if isinstance(exc, MemoryError):
+    elif isinstance(exc, MemoryError):
         kind = "memory"
     elif isinstance(exc, RecursionError):
         kind = "recursion"
@@ -88,7 +97,10 @@ def _describe_exception(exc: BaseException, submission_path: str) -> dict[str, A
         message = str(exc)
     except BaseException:
         message = "<str() of the exception failed>"
-    return {"kind": kind, "type": type(exc).__name__, "message": message[:2000], "traceback": "\n".join(lines)}
+    described = {"kind": kind, "type": type(exc).__name__, "message": message[:2000], "traceback": "\n".join(lines)}
+    if kind == "floating_point":
+        described["errstate"] = dict(errstate)
+    return described
 
 
 def _cap_memory(memory_mb: int) -> None:
@@ -143,20 +155,22 @@ def serve(config: dict[str, Any], fd_in: int, fd_out: int) -> None:
             request = _receive(fd_in)
         except EOFError:
             return
+        errstate = request.get("errstate")
         try:
             args = _to_device(request["args"], request["device"])
             kwargs = _to_device(request["kwargs"], request["device"])
-            if request["op"] == "call":
-                fn = getattr(submission, request["fn"])
-                labelled = _argument_labels(fn, args, kwargs)
-                before = [_encode(value) for _, value in labelled]
-                value = fn(*args, **kwargs)
-                reply = {"ok": True, "value": value, "mutated": _mutated(labelled, before)}
-            else:
-                scenario = _resolve_scenario(request["module"], request["scenario"], config["grader_module"])
-                reply = {"ok": True, "value": scenario(submission, *args, **kwargs), "mutated": []}
+            with _numpy_errstate(errstate) if errstate else contextlib.nullcontext():
+                if request["op"] == "call":
+                    fn = getattr(submission, request["fn"])
+                    labelled = _argument_labels(fn, args, kwargs)
+                    before = [_encode(value) for _, value in labelled]
+                    value = fn(*args, **kwargs)
+                    reply = {"ok": True, "value": value, "mutated": _mutated(labelled, before)}
+                else:
+                    scenario = _resolve_scenario(request["module"], request["scenario"], config["grader_module"])
+                    reply = {"ok": True, "value": scenario(submission, *args, **kwargs), "mutated": []}
         except BaseException as exc:
-            reply = {"ok": False, "error": _describe_exception(exc, submission_path)}
+            reply = {"ok": False, "error": _describe_exception(exc, submission_path, errstate)}
         try:
             _send(fd_out, reply)
         except BaseException as exc:  # the value could not be encoded, or the pipe broke
