@@ -544,6 +544,12 @@ def grade(
         typer.Option("--timeout", callback=_positive, show_default=False,
                      help="Time limit in seconds for grading one exercise, all its checks together [default: the exercise's]."),
     ] = None,
+    diagnose_mistake: Annotated[
+        bool, typer.Option("--diagnose", help="When a grade fails, say whether it matches one of the exercise's known mistakes (counts as a hint).")
+    ] = False,
+    repro: Annotated[
+        bool, typer.Option("--repro", help="Write a standalone script per failed check next to the file: it runs your code on the smallest failing input.")
+    ] = False,
 ) -> None:
     """Grade your attempts (or a file) and record the results. Exit 1 if anything did not pass,
     3 if mlprep itself failed (never your code's fault)."""
@@ -589,12 +595,20 @@ def grade(
 
         console = _stdout()
         results: "list[tuple[GradeResult, Path]]" = []
+        extras: list[dict] = []  # per result: its diagnosis and repro scripts, for --json
         for exercise, path, source in targets:
             result = grade_file(exercise, path, device=device.value, timeout_s=timeout)
             store.record_grade(result, source=source, path=path)
             results.append((result, path))
+            extra: dict = {}
             if not as_json:
                 render_grade(console, result, path=str(path))
+            if diagnose_mistake and not result.internal_error:
+                extra["diagnosis"] = _diagnose(store, exercise, result, device.value, None if as_json else console)
+            if repro and not result.internal_error:
+                extra["repro"] = _write_repro(exercise, result, path, None if as_json else console)
+            extras.append(extra)
+            if not as_json:
                 console.print()
             if result.internal_error:
                 _error(f"internal error while grading {exercise.id} (a defect in mlprep or its grader, not your code): {result.message}")
@@ -608,7 +622,7 @@ def grade(
         except OSError as exc:
             raise MlprepError(f"cannot write the JUnit report {junit}: {exc.strerror or exc}") from None
     if as_json:
-        objects = [{**r.to_dict(), "path": str(p)} for r, p in results]
+        objects = [{**r.to_dict(), "path": str(p), **extra} for (r, p), extra in zip(results, extras)]
         _write_json(objects[0] if len(objects) == 1 else objects)
     elif len(results) > 1:
         for result, _ in results:
@@ -617,6 +631,36 @@ def grade(
         _exit(ExitStatus.INTERNAL)
     if not all(r.passed for r, _ in results):
         _exit(ExitStatus.FAILED)
+
+
+def _diagnose(store: Store, exercise: Exercise, result: "GradeResult", device: str, console: "Console | None") -> dict:
+    """Compare a failed grade with the exercise's known mistakes; a diagnosis that names one is a hint."""
+    from mlprep.diagnosis import diagnose
+    from mlprep.render import render_diagnosis
+
+    def learning(count: int) -> None:
+        _stderr().print(f"learning the {count} known mistakes of {exercise.id} (once per version of the exercise)…", style="dim", markup=False)
+
+    diagnosis = diagnose(exercise, result, device=device, on_learning=learning)
+    if diagnosis.found:
+        store.record_diagnosis(exercise.id, [bug.name for bug in diagnosis.matched])
+    if console is not None:
+        render_diagnosis(console, diagnosis)
+    return diagnosis.to_dict()
+
+
+def _write_repro(exercise: Exercise, result: "GradeResult", path: Path, console: "Console | None") -> dict:
+    from mlprep.render import render_repro
+    from mlprep.repro import write_repro_scripts
+
+    try:
+        scripts = write_repro_scripts(exercise, result, path)
+    except OSError as exc:
+        raise MlprepError(f"cannot write the repro scripts next to {path}: {exc.strerror or exc}") from None
+    if console is not None:
+        render_repro(console, scripts)
+    return {"folder": str(scripts.folder), "scripts": [{"check": c, "path": str(p)} for c, p in scripts.written],
+            "left_out": [{"check": c, "why": why} for c, why in scripts.left_out]}
 
 
 @app.command()
@@ -719,6 +763,7 @@ def progress(
         grades = store.grades()
         attempts = store.attempts()
         hints = store.hints_shown()
+        diagnoses = store.diagnoses_shown()
         reveals = store.reveals()
         seconds = store.practice_seconds()
         interviews = store.interviews()
@@ -741,6 +786,7 @@ def progress(
         grades_total=len(grades),
         attempts_started=len({a.exercise_id for a in attempts}),
         hints={e: (n, available.get(e, n)) for e, n in hints.items()},
+        diagnoses=diagnoses,
         reveals=reveals,
         streak=day_streaks(local_days, clock.now().astimezone().date()),
         interviews=interviews,

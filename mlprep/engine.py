@@ -257,6 +257,8 @@ def _run_check(name: str, spec: CheckSpec, device: str, sandbox: Sandbox, refere
         failing = _last_input(sub, ctx, in_flight=True)
     except (SubmissionRaised, SubmissionCrashed) as problem:
         status, message, details = "error", problem.message, {k: v for k, v in problem.details.items() if k in ("type", "kind", "signal", "exit_code")}
+        if problem.details.get("kind") == "floating_point":
+            status = "fail"  # a warning the contract forbids (sub.errstate): a wrong behaviour, not a crash
         if problem.details.get("kind") != "not_implemented":  # a stub raises on every input: none is worth showing
             failing = _last_input(sub, ctx, in_flight=True)
     except Exception as exc:  # the grader itself broke: mlprep's defect
@@ -279,7 +281,9 @@ def _run_check(name: str, spec: CheckSpec, device: str, sandbox: Sandbox, refere
         status = "fail"
         message = f"your code printed {printed / 2**20:.1f} MiB of output during this check (limit {OUTPUT_FLOOD_BYTES / 2**20:g} MiB); remove the debugging prints"
     failing_input = "" if status == "pass" or failing is None else _render_input(failing)
-    return CheckResult(name, status, message, details, time.perf_counter() - start, failing_input), timed_out
+    result = CheckResult(name, status, message, details, time.perf_counter() - start, failing_input)
+    result.failing_call = failing if failing_input else None
+    return result, timed_out
 
 
 def _last_input(sub: Submission, ctx: Context, in_flight: bool = False):
@@ -311,7 +315,7 @@ def _toolkit_digest() -> bytes:
     return digest.digest()
 
 
-def _times_key(exercise: Exercise, device: str) -> str:
+def version_key(exercise: Exercise, device: str) -> str:
     """Changes whenever what a check runs can change: grader, reference, toolkit; and the machine's devices."""
     digest = hashlib.sha256(_toolkit_digest())
     for file in (exercise.grader_path, exercise.reference_path):
@@ -334,7 +338,7 @@ def reference_times(exercise: Exercise, runs: list, reference: ModuleType, devic
         lock = _exercise_locks.setdefault(exercise.id, threading.Lock())
     with lock:  # concurrent grades of one exercise (the self-check) measure it once
         try:
-            key = _times_key(exercise, device)
+            key = version_key(exercise, device)
         except OSError:
             return {}
         if key not in _times:

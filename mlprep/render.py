@@ -153,6 +153,24 @@ def render_grade(console: Console, result: GradeResult, *, path: str | None = No
         ))
 
 
+def render_diagnosis(console: Console, diagnosis: Any) -> None:
+    """The answer to --diagnose: a known mistake named, or plainly none."""
+    style = "bold yellow" if diagnosis.found else "dim" if diagnosis.passed else ""
+    console.print(Text("diagnosis: ", style="bold").append(diagnosis.text(), style=style))
+
+
+def render_repro(console: Console, scripts: Any) -> None:
+    if not scripts.written and not scripts.left_out:
+        console.print(Text("repro: no failed check to reproduce", style="dim"))
+        return
+    if scripts.written:
+        console.print(Text(f"repro scripts ({len(scripts.written)}) in {scripts.folder}:", style="bold"))
+        for check, path in scripts.written:
+            console.print(Text(f"  python {path}", style="cyan").append(f"   # {check}", style="dim"), soft_wrap=True)
+    for check, why in scripts.left_out:
+        console.print(Text(f"  no script for {check!r}: {why}", style="dim"), soft_wrap=True)
+
+
 def grade_line(result: GradeResult) -> Text:
     """One line per exercise, for the end of a multi-exercise grade."""
     text = Text()
@@ -182,14 +200,19 @@ def _expect(status: str, want_pass: bool) -> Text:
 
 
 def kill_table(bugs: Iterable[Any]) -> Table:
+    from mlprep.selfcheck import diagnosis_text
+
     table = Table(show_edge=False, pad_edge=False, header_style="bold", title_justify="left")
     table.add_column("bug", overflow="fold", style="bold")
     table.add_column("what it gets wrong", overflow="fold")
     table.add_column("status", no_wrap=True)
     table.add_column("caught by", overflow="fold")
+    table.add_column("diagnosed as", overflow="fold")
     for bug in bugs:
         caught_by = ", ".join(bug.caught_by) if bug.caught_by else "—"
-        table.add_row(Text(bug.name), Text(bug.summary), _expect(bug.status, want_pass=False), Text(caught_by))
+        diagnosis = diagnosis_text(bug)
+        table.add_row(Text(bug.name), Text(bug.summary), _expect(bug.status, want_pass=False), Text(caught_by),
+                      Text(diagnosis, style="" if bug.name in bug.diagnosed_as else "bold red"))
     return table
 
 
@@ -239,6 +262,11 @@ def render_selfcheck(console: Console, report: Any) -> None:
         f"bugs caught {caught}/{len(bugs)}, alternatives passing {alt_ok}/{len(alternatives)}"
     )
     console.print(summary)
+    from mlprep.selfcheck import diagnosis_rate
+
+    alone, shared, total = diagnosis_rate(report)
+    console.print(Text(f"diagnosis: {alone}/{total} caught bugs diagnosed as themselves alone ({100 * alone / max(total, 1):.0f}%),"
+                       f" {shared} as themselves among others (see the table), {total - alone - shared} not as themselves"))
 
 
 def hint_text(index: int, total: int, hint: str) -> Text:

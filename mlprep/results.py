@@ -78,6 +78,9 @@ class CheckResult:
     # The smallest input found that makes this check fail, as Python a learner can paste (in full
     # when it is small), or a description of it; "" when there is none to show.
     failing_input: str = ""
+    # Not a field (never stored or serialised): the failing input as the Call object itself, values
+    # included, in the process that graded (repro scripts pickle the values too large to write out).
+    failing_call = None
 
     def __post_init__(self) -> None:
         self.name, self.message, self.failing_input = clean_text(self.name), clean_text(self.message), clean_text(self.failing_input)

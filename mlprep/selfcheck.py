@@ -6,6 +6,12 @@ with the edits of solutions/<id>/bugs.toml) must not, and the checks that caught
 functions all return None must fail cleanly. An internal grader error anywhere is a miss: a bug
 "caught" by the grader crashing is not caught.
 
+The diagnosis table: each bug variant's grade is diagnosed against all of them (mlprep.diagnosis) and
+must be diagnosed as itself; where it also matches others, the table says whether they behave
+identically on every check (cannot be told apart) or only agree where the diagnosis can compare. An
+alternative, the stub or the generated variant diagnosed as a known mistake is a miss. The graded
+variants also fill the diagnosis cache, so a learner's first `--diagnose` is quick.
+
 `python -m mlprep.selfcheck [ID ...]` prints the kill table (a developer's shortcut for
 `mlprep selfcheck`).
 """
@@ -36,6 +42,13 @@ class BugOutcome:
     summary: str
     status: str
     caught_by: list[str]
+    diagnosed_as: list[str] = field(default_factory=list)  # the known mistakes its grade matches
+    identical_to: list[str] = field(default_factory=list)  # of those, the ones that fail every check the same way
+    internal_error: bool = False  # its grade broke (a problem reported on its own): nothing to diagnose
+
+    @property
+    def diagnosed_alone(self) -> bool:
+        return self.diagnosed_as == [self.name]
 
 
 @dataclass
@@ -43,6 +56,7 @@ class VariantOutcome:
     name: str
     status: str
     failed: list[str]
+    diagnosed_as: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -108,11 +122,21 @@ def _caught_by(result: GradeResult) -> list[str]:
     return [c.name for c in result.failed_checks()]
 
 
-def _judge(exercise: Exercise, outcomes: list[tuple[str, str, GradeResult]], bugs_by_name: dict) -> ExerciseSelfCheck:
+def _judge(exercise: Exercise, outcomes: list[tuple[str, str, GradeResult]], bugs_by_name: dict, device: str) -> ExerciseSelfCheck:
+    from mlprep.diagnosis import diagnose_prints, fingerprint, remember
+
     report = ExerciseSelfCheck(exercise.id)
+    known = {name: fingerprint(result) for role, name, result in outcomes if role == "bug" and not result.internal_error}
+    if known:
+        remember(exercise, device, {name: result for role, name, result in outcomes if role == "bug" and not result.internal_error})
+
+    def diagnosed(result: GradeResult) -> list[str]:
+        return [] if result.passed else [bug.name for bug in diagnose_prints(exercise, fingerprint(result), known).matched]
+
     for role, name, result in outcomes:
         report.duration_s += result.duration_s
         label = f"{role} {name}" if role not in ("reference", "stub") else role
+        matched = diagnosed(result)
         if result.internal_error:
             report.problems.append(f"{label}: internal grader error: {result.message}")
         if role == "reference":
@@ -128,17 +152,22 @@ def _judge(exercise: Exercise, outcomes: list[tuple[str, str, GradeResult]], bug
             if result.passed:
                 report.problems.append("stub passes")
         elif role == "bug":
-            report.bugs.append(BugOutcome(name, bugs_by_name[name].summary, result.status, _caught_by(result)))
+            identical = [other for other in matched if other != name and known.get(other) == known.get(name)]
+            report.bugs.append(BugOutcome(name, bugs_by_name[name].summary, result.status, _caught_by(result), matched, identical, result.internal_error))
             if result.passed:
                 report.problems.append(f"bug {name} is not caught ({bugs_by_name[name].summary})")
+            elif name not in matched and not result.internal_error:
+                report.problems.append(f"bug {name} is not diagnosed as itself (diagnosed as: {', '.join(matched) or 'nothing'})")
         elif role == "alternative":
-            report.alternatives.append(VariantOutcome(name, result.status, _caught_by(result)))
+            report.alternatives.append(VariantOutcome(name, result.status, _caught_by(result), matched))
             if not result.passed:
                 report.problems.append(f"alternative {name} is rejected: {result.message}")
         else:
-            report.generated.append(VariantOutcome(name, result.status, _caught_by(result)))
+            report.generated.append(VariantOutcome(name, result.status, _caught_by(result), matched))
             if result.passed:
                 report.problems.append(f"generated variant {name} passes")
+        if role in ("alternative", "generated", "stub") and matched:
+            report.problems.append(f"{label} is diagnosed as a known mistake: {', '.join(matched)}")
     if not report.bugs:
         report.problems.append("no known-bug variants (solutions/<id>/bugs.toml)")
     return report
@@ -182,7 +211,7 @@ def run_selfcheck(
     reports = []
     for exercise in exercises:
         outcomes = [(role, name, result) for eid, role, name, result in graded if eid == exercise.id]
-        report = _judge(exercise, outcomes, {b.name: b for b in exercise.bugs()} if exercise.id not in setup_problems else {})
+        report = _judge(exercise, outcomes, {b.name: b for b in exercise.bugs()} if exercise.id not in setup_problems else {}, device)
         report.problems = setup_problems.get(exercise.id, []) + report.problems
         reports.append(report)
     return SelfCheckReport(reports, submissions=len(plan), wall_s=time.perf_counter() - started)
@@ -194,11 +223,41 @@ def _print_report(report: SelfCheckReport) -> None:
         for bug in e.bugs:
             mark = "CAUGHT" if bug.status != "pass" else "MISSED"
             print(f"  {mark:6} {bug.name:32} {bug.status:8} by: {', '.join(bug.caught_by) or '-'}")
+        for bug in e.bugs:
+            print(f"  diagnosis {bug.name:32} {diagnosis_text(bug)}")
         for alt in e.alternatives + e.generated:
             print(f"  {'alt' if alt in e.alternatives else 'gen':6} {alt.name:32} {alt.status:8} {('failed: ' + ', '.join(alt.failed)) if alt.failed else ''}")
         for problem in e.problems:
             print(f"  PROBLEM: {problem}")
-    print(f"\n{'OK' if report.ok else 'NOT OK'}: {report.submissions} submissions graded in {report.wall_s:.1f}s")
+    alone, shared, total = diagnosis_rate(report)
+    print(f"\ndiagnosis: {alone}/{total} bugs diagnosed as themselves alone, {shared} among others")
+    print(f"{'OK' if report.ok else 'NOT OK'}: {report.submissions} submissions graded in {report.wall_s:.1f}s")
+
+
+def diagnosis_text(bug: BugOutcome) -> str:
+    """How a bug variant's grade is diagnosed, in a table cell."""
+    if bug.internal_error:
+        return "— (its grade broke)"
+    if bug.name not in bug.diagnosed_as:
+        return "NOT ITSELF: " + (", ".join(bug.diagnosed_as) or "nothing matches")
+    others = [name for name in bug.diagnosed_as if name != bug.name]
+    if not others:
+        return "itself"
+    text = "itself"
+    if bug.identical_to:
+        text += "; identical on every check to " + ", ".join(bug.identical_to)
+    looser = [name for name in others if name not in bug.identical_to]
+    if looser:
+        text += "; also matches " + ", ".join(looser) + " (they agree wherever the diagnosis can compare)"
+    return text
+
+
+def diagnosis_rate(report: "SelfCheckReport") -> tuple[int, int, int]:
+    """(diagnosed as themselves alone, as themselves among others, all bugs)."""
+    bugs = [b for e in report.exercises for b in e.bugs if b.status != "pass" and not b.internal_error]
+    alone = sum(b.diagnosed_alone for b in bugs)
+    shared = sum(b.name in b.diagnosed_as and not b.diagnosed_alone for b in bugs)
+    return alone, shared, len(bugs)
 
 
 def _main(argv: list[str]) -> int:

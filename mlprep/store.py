@@ -137,6 +137,15 @@ MIGRATIONS: list[tuple[str, ...]] = [
         # The smallest failing input of each failed check (Python a learner can paste).
         "ALTER TABLE check_results ADD COLUMN failing_input TEXT NOT NULL DEFAULT ''",
     ),
+    (
+        # Diagnoses that named a known mistake: they count as hints (progress, review).
+        """CREATE TABLE diagnoses (
+            id INTEGER PRIMARY KEY,
+            exercise_id TEXT NOT NULL,
+            shown_at TEXT NOT NULL,
+            mistakes_json TEXT NOT NULL
+        )""",
+    ),
 ]
 
 
@@ -455,6 +464,15 @@ class Store:
 
     def hints_shown(self) -> dict[str, int]:
         return dict(self._read("SELECT exercise_id, COUNT(*) FROM hints_shown GROUP BY exercise_id ORDER BY exercise_id"))
+
+    def record_diagnosis(self, exercise_id: str, mistakes: list[str]) -> None:
+        """A diagnosis that named known mistakes (`mlprep grade --diagnose`, the loop's d key): a hint."""
+        with self._write() as db:
+            db.execute("INSERT INTO diagnoses (exercise_id, shown_at, mistakes_json) VALUES (?, ?, ?)",
+                       (exercise_id, now_utc(), json.dumps(list(mistakes))))
+
+    def diagnoses_shown(self) -> dict[str, int]:
+        return dict(self._read("SELECT exercise_id, COUNT(*) FROM diagnoses GROUP BY exercise_id ORDER BY exercise_id"))
 
     # -- reveals -----------------------------------------------------------------------------
 

@@ -161,13 +161,15 @@ def print_progress(
     grades_total: int,
     attempts_started: int,
     hints: Mapping[str, tuple[int, int]],
+    diagnoses: Mapping[str, int],
     reveals: Sequence[Reveal],
     streak: tuple[int, int],
     interviews: Sequence[Interview],
     reviews_due: int,
 ) -> None:
     """topics: (topic, passed, attempted (started, not yet passed), todo, total); hints: exercise id ->
-    (shown, available); streak: (current, longest) in days."""
+    (shown, available); diagnoses: exercise id -> diagnoses that named a known mistake (each counts as
+    a hint used); streak: (current, longest) in days."""
 
     def bar(passed: int, total: int) -> Cell:
         cells = mastery_bar(passed, total)
@@ -203,9 +205,14 @@ def print_progress(
     out.line(("streak: ", "bold"), f"{streak[0]} day{'s' * (streak[0] != 1)} (longest {streak[1]})",
              ("   time practised: ", "bold"), duration_text(sum(topic_seconds.values())),
              ("   reviews due: ", "bold"), str(reviews_due) + (" (`mlprep review`)" if reviews_due else ""))
-    used = str(sum(shown for shown, _ in hints.values()))
-    if hints:
-        used += " (" + ", ".join(f"{e} {shown}/{available}" for e, (shown, available) in hints.items()) + ")"
+    used = str(sum(shown for shown, _ in hints.values()) + sum(diagnoses.values()))
+    if hints or diagnoses:
+        per_exercise = []
+        for e in sorted(hints.keys() | diagnoses.keys()):
+            parts = [f"{hints[e][0]}/{hints[e][1]}"] if e in hints else []
+            parts += [f"{diagnoses[e]} diagnos{'is' if diagnoses[e] == 1 else 'es'}"] if diagnoses.get(e) else []
+            per_exercise.append(f"{e} {' + '.join(parts)}")
+        used += " (" + ", ".join(per_exercise) + ")"
     revealed = str(len(reveals))
     forced = [r.exercise_id for r in reveals if r.forced]
     if forced:

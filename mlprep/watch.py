@@ -73,6 +73,14 @@ class GradeCrashed:
     reason: str
 
 
+@dataclass(frozen=True)
+class Diagnosed:
+    item: LoopItem
+    result: GradeResult  # the grade that was diagnosed
+    diagnosis: object | None  # mlprep.diagnosis.Diagnosis; None when diagnosing failed
+    error: str = ""
+
+
 # -- the loop's model ------------------------------------------------------------------------------
 
 
@@ -87,8 +95,9 @@ class LoopItem:
     grade_id: int | None = None
     checking: bool = False
     passed: bool = False  # a pass was graded in this loop
-    hints_used: int = 0
+    hints_used: int = 0  # diagnoses that named a known mistake included
     seconds: float = 0.0
+    diagnosing: bool = False
 
 
 @dataclass
@@ -433,7 +442,8 @@ class PracticeLoop:
     # -- keys --------------------------------------------------------------------------------
 
     def key_help(self) -> list[tuple[str, str, bool]]:
-        keys = [("h", "hint", True)]
+        failed = self.item.result is not None and not self.item.result.passed
+        keys = [("h", "hint", True), ("d", "diagnose", failed)]
         if self.policy.free_navigation:
             keys += [("p", "previous", self.index > 0), ("n", "next", self.index < len(self.items) - 1)]
         else:
@@ -470,6 +480,8 @@ class PracticeLoop:
             return "quit"
         if key == "h":
             self.take_hint()
+        elif key == "d":
+            self.diagnose()
         elif key == "n":
             self.next_item()
         elif key == "p" and self.policy.free_navigation:
@@ -500,6 +512,43 @@ class PracticeLoop:
         else:
             self.item.hints_used += 1
             self.redraw()
+
+    def diagnose(self) -> None:
+        """Does the current grade match a known mistake? Found in a thread: the first time, the known
+        mistakes are graded (seconds), and the loop keeps answering keys meanwhile."""
+        item, result = self.item, self.item.result
+        if result is None or result.passed:
+            self.note("d diagnoses a failed grade: " + ("nothing is graded yet" if result is None else f"{item.exercise.id} passes"), style="dim")
+            return
+        if item.diagnosing:
+            self.note("still diagnosing…", style="dim")
+            return
+        item.diagnosing = True
+        self.note(f"diagnosing: comparing this grade with the {len(item.exercise.bugs())} known mistakes of {item.exercise.id}…", style="dim")
+
+        def work() -> None:
+            from mlprep.diagnosis import diagnose
+
+            try:
+                self.events.put(Diagnosed(item, result, diagnose(item.exercise, result)))
+            except Exception as exc:  # noqa: BLE001 - a defect in mlprep: shown, and the loop goes on
+                self.events.put(Diagnosed(item, result, None, f"internal error in mlprep while diagnosing: {type(exc).__name__}: {exc}"))
+
+        threading.Thread(target=work, name="mlprep-diagnosis", daemon=True).start()
+
+    def on_diagnosed(self, event: Diagnosed) -> None:
+        event.item.diagnosing = False
+        diagnosis = event.diagnosis
+        if diagnosis is None:
+            self.note(event.error, style="bold magenta")
+            return
+        if diagnosis.found:  # a named mistake is a hint, also when the file changed meanwhile
+            self.store.record_diagnosis(event.item.exercise.id, [bug.name for bug in diagnosis.matched])
+            event.item.hints_used += 1
+        if event.item is not self.item:
+            return
+        stale = "" if event.item.result is event.result else " (of the grade before your last save)"
+        self.note(f"diagnosis{stale}: {diagnosis.text()}", style="bold yellow" if diagnosis.found else "")
 
     def next_item(self) -> None:
         if self.policy.free_navigation:
@@ -584,6 +633,8 @@ class PracticeLoop:
         elif isinstance(event, GradeCrashed):
             event.item.checking = False
             self.note(event.reason, style="bold magenta")
+        elif isinstance(event, Diagnosed):
+            self.on_diagnosed(event)
 
     def on_graded(self, event: Graded) -> None:
         item, result = event.item, event.result

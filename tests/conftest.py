@@ -22,3 +22,11 @@ def fixture_bank(monkeypatch: pytest.MonkeyPatch) -> Path:
     """The tiny pure-Python bank under tests/fixtures/bank (add-one, reverse-words), via MLPREP_BANK."""
     monkeypatch.setenv("MLPREP_BANK", str(FIXTURE_BANK))
     return FIXTURE_BANK
+
+
+@pytest.fixture(scope="session")
+def bank_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One data folder for the tests that grade the whole real bank (the self-check, the diagnosis):
+    what one of them learns (reference times, the known mistakes' grades) the next one reuses. Each
+    still works alone, only slower: a cache, never a dependency."""
+    return tmp_path_factory.mktemp("bank-cache-home")

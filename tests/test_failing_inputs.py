@@ -1,4 +1,4 @@
-"""Every Phase A exercise, graded on one of its known bugs, shows the smallest failing input of its
+"""Every exercise, graded on one of its known bugs, shows the smallest failing input of its
 failed checks as Python a learner can paste: written out in full (no value too large to show), and
 reproducing the failure: run against the buggy file and against the reference, it gives different
 results.
@@ -15,35 +15,17 @@ import numpy as np
 import pytest
 import torch
 
+from bank_bugs import BUGS
+
 from mlprep.bank import load_bank
 from mlprep.engine import grade_file
 from mlprep.grading._files import load_module
 from mlprep.grading._repro import complete
+from mlprep.repro import run_input
 
 REPO = Path(__file__).resolve().parents[1]
 
 # One known bug per exercise, chosen so the failure shows in the values (not only in a type or a timing).
-BUGS = {
-    "adamw": "no_bias_correction",
-    "focal-loss": "alpha_swapped",
-    "causal-mask": "triu_for_tril",
-    "knn": "largest_instead_of_smallest",
-    "kmeans-edge": "ties_to_last_index",
-    "loss-scaling": "no_backoff",
-}
-
-
-def run_input(text: str, module) -> object:
-    """Run a failing input against a module's names: exec every line but the last, eval the last."""
-    namespace = {"np": np, "torch": torch, **{k: v for k, v in vars(module).items() if not k.startswith("__")}}
-    lines = text.strip().splitlines()
-    *body, last = lines
-    # A call written over several lines is one expression; code is statements ending in one.
-    try:
-        return eval(compile(text, "<failing input>", "eval"), namespace)
-    except SyntaxError:
-        exec(compile("\n".join(body), "<failing input>", "exec"), namespace)
-        return eval(compile(last, "<failing input>", "eval"), namespace)
 
 
 def plain(value):

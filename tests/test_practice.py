@@ -111,35 +111,73 @@ def test_a_watcher_that_cannot_watch_says_so(tmp_path: Path) -> None:
     assert isinstance(failed, WatchFailed) and "no-such-folder" in failed.reason
 
 
-def test_stdin_that_is_not_a_terminal_still_drives_the_loop(fixture_bank: Path, mlprep_home: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mlprep", "watch", "add-one", "--manual-run"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-    )
-    output: list[bytes] = []
-    reader = threading.Thread(target=lambda: output.extend(iter(lambda: process.stdout.read1(4096), b"")), daemon=True)
-    reader.start()
+class PipedWatch:
+    """`mlprep watch add-one --manual-run` with its stdin a pipe: keys are written as lines, and the
+    test waits for what the loop prints (a marker, never a sleep)."""
 
-    def wait_for(text: str) -> None:
-        deadline = time.monotonic() + 30
-        while text not in b"".join(output).decode(errors="replace"):
-            assert time.monotonic() < deadline, f"{text!r} never came:\n" + b"".join(output).decode(errors="replace")
+    def __init__(self) -> None:
+        env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "mlprep", "watch", "add-one", "--manual-run"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+        )
+        self.output: list[bytes] = []
+        self.reader = threading.Thread(target=lambda: self.output.extend(iter(lambda: self.process.stdout.read1(4096), b"")), daemon=True)
+        self.reader.start()
+
+    def text(self) -> str:
+        return b"".join(self.output).decode(errors="replace")
+
+    def wait_for(self, text: str, within_s: float = 60) -> None:
+        deadline = time.monotonic() + within_s
+        while text not in self.text():
+            assert time.monotonic() < deadline, f"{text!r} never came:\n" + self.text()
             time.sleep(0.05)
 
+    def press(self, key: str) -> None:
+        self.process.stdin.write(key.encode() + b"\n")
+        self.process.stdin.flush()
+
+    def quit(self) -> None:
+        self.press("q")
+        assert self.process.wait(timeout=30) == 0
+        self.reader.join(timeout=10)
+        assert "Traceback" not in self.text()
+
+    def kill(self) -> None:
+        self.process.kill()
+
+
+def test_stdin_that_is_not_a_terminal_still_drives_the_loop(fixture_bank: Path, mlprep_home: Path) -> None:
+    watch = PipedWatch()
     try:
-        wait_for("stdin is not a terminal")
+        watch.wait_for("stdin is not a terminal")
         attempt = mlprep_home / "workspace" / "add-one" / "add_one.py"
         attempt.write_text((fixture_bank / "solutions" / "add-one" / "reference.py").read_text())
-        process.stdin.write(b"r\n")
-        process.stdin.flush()
-        wait_for("add-one: PASS")
-        process.stdin.write(b"q\n")
-        process.stdin.flush()
-        assert process.wait(timeout=30) == 0
+        watch.press("r")
+        watch.wait_for("add-one: PASS")
+        watch.quit()
     finally:
-        process.kill()
-    reader.join(timeout=10)
-    assert "Traceback" not in b"".join(output).decode(errors="replace")
+        watch.kill()
+
+
+def test_the_d_key_names_the_known_mistake_of_a_failed_grade_and_counts_it_as_a_hint(fixture_bank: Path, mlprep_home: Path) -> None:
+    watch = PipedWatch()
+    try:
+        watch.wait_for("stdin is not a terminal")
+        watch.press("d")
+        watch.wait_for("d diagnoses a failed grade: nothing is graded yet")
+        attempt = mlprep_home / "workspace" / "add-one" / "add_one.py"
+        attempt.write_text("def add_one(x):\n    return x + 2  # written apart from the bank's variant\n")
+        watch.press("r")
+        watch.wait_for("add-one: FAIL")
+        watch.press("d")
+        watch.wait_for("diagnosis: This matches a known mistake: adds two instead of one (adds_two).")
+        watch.quit()
+    finally:
+        watch.kill()
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
+    progress = subprocess.run([sys.executable, "-m", "mlprep", "progress"], capture_output=True, text=True, env=env, timeout=60)
+    assert "hints used: 1 (add-one 1 diagnosis)" in progress.stdout, progress.stdout
 
 
 # -- interview pick, suggested order, streaks ------------------------------------------------------

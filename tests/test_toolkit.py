@@ -60,6 +60,13 @@ def test_wrong_types_fail_cleanly(bad):
         assert_finite(Opaque("Foo", "x") if bad is None else bad, what="v") if not isinstance(bad, list) else expect_sequence(bad, 3, what="v")
 
 
+def test_an_expected_infinity_is_matched_only_by_itself():
+    assert_close(np.array([np.inf, -np.inf, 1.0]), np.array([np.inf, -np.inf, 1.0]), what="x")
+    for got in (10.8, -np.inf, np.nan):
+        with pytest.raises(CheckFailed):
+            assert_close(np.array([got]), np.array([np.inf]), what="x")
+
+
 def test_nan_handling():
     with pytest.raises(CheckFailed):
         assert_close(np.array([np.nan]), np.array([np.nan]), what="x")

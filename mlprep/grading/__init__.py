@@ -42,7 +42,7 @@ __all__ = [
     "check", "scenario", "CheckFailed", "fail", "reported_message", "Opaque", "Submission", "Context", "Call", "literal", "on_input", "shrink_on_failure",
     "assert_close", "assert_equal", "assert_finite", "assert_shape", "assert_dtype", "assert_returns_like", "assert_keeps_precision",
     "tolerance_for", "expect_sequence", "as_float", "inputs_unchanged", "invariance_probe", "gradcheck_float64", "value_and_grad",
-    "peak_traced_memory", "time_ratio", "origin_device", "GraderDefect",
+    "peak_traced_memory", "time_ratio", "origin_device", "GraderDefect", "logsumexp", "log_softmax", "inputs_from_code",
 ]
 
 # torch.testing.assert_close's defaults, per dtype: (rtol, atol).
@@ -440,6 +440,37 @@ def _fmt_pair(expected: Any, got: Any) -> tuple[str, str]:
 
 
 # ---------------------------------------------------------------------------------------------
+# Expected values, judge side (NumPy, float64; SciPy is not a dependency of grading)
+# ---------------------------------------------------------------------------------------------
+def inputs_from_code(code: str, *names: str) -> Any:
+    """Run `code`, the lines that build a check's inputs (shown as they are when the check fails, via
+    Call.code), with `np` in scope, and return the values it defines: those of `names` (one name: the
+    value itself, several: a tuple), or, with no names, a dict of the arrays it defines."""
+    namespace: dict[str, Any] = {"np": np}
+    exec(code, namespace)
+    if not names:
+        return {k: v for k, v in namespace.items() if isinstance(v, np.ndarray)}
+    values = tuple(namespace[name] for name in names)
+    return values[0] if len(values) == 1 else values
+
+
+def logsumexp(a: Any, axis: int = -1, keepdims: bool = False) -> np.ndarray:
+    """log(sum(exp(a))) along `axis`, stable at any magnitude (rows of -inf give -inf)."""
+    a = np.asarray(a, dtype=np.float64)
+    top = np.max(a, axis=axis, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.sum(np.exp(a - top), axis=axis, keepdims=True)) + top
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
+def log_softmax(a: Any, axis: int = -1) -> np.ndarray:
+    """a - logsumexp(a) along `axis`, in float64."""
+    a = np.asarray(a, dtype=np.float64)
+    return a - logsumexp(a, axis=axis, keepdims=True)
+
+
+# ---------------------------------------------------------------------------------------------
 # Comparisons
 # ---------------------------------------------------------------------------------------------
 def tolerance_for(dtype: Any) -> tuple[float, float]:
@@ -476,7 +507,7 @@ def assert_close(got: Any, want: Any, *, what: str, scenario: str = "", rtol: fl
     both_nan = np.isnan(g) & np.isnan(w)
     with np.errstate(invalid="ignore", over="ignore"):
         abs_err = np.abs(g - w)
-        ok = (abs_err <= atol + rtol * np.abs(w)) | (g == w)  # g == w: matching infinities
+        ok = (np.isfinite(w) & (abs_err <= atol + rtol * np.abs(w))) | (g == w)  # an infinity only matches itself
     ok = ok | (both_nan if equal_nan else False)
     if ok.all():
         return

@@ -1,0 +1,377 @@
+"""Checks for `kl-divergence`: KL(p || q) per row, in nats, and KL(softmax(a) || softmax(b)) from logits.
+
+Expected values are computed here in float64 with torch: `xlogy(p, p) - xlogy(p, q)` summed over the
+last axis for kl (0 where p = 0, inf where q = 0 < p), and `F.kl_div(log_softmax(b), log_softmax(a),
+log_target=True)` summed for kl_from_logits. Hand-built cases use numbers whose distributions are
+exact (halves, quarters, eighths) and logits of 1e4, where the softmax of one side underflows to 0.
+Warnings are allowed (log(0) warns in NumPy): nothing here runs under np.errstate.
+
+Tolerances: assert_close's defaults for the input's dtype (float64: 1e-7; float32 inputs: float32's,
+against the float64 values of the same float32 numbers); infinities must match exactly and NaN
+never passes. When a row comes back wrong in a batch, that row alone (as a (1, K) batch) is tried:
+if it fails alone too, it is the failing input shown. A hint follows the evidence: the wrong value
+is compared with what each known mistake gives on the same row (the arguments swapped, log2,
+a mean over the categories, the cross-entropy, an eps in the log, the softmax's own overflow...).
+"""
+
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from mlprep.grading import (Call, CheckFailed, as_float, assert_keeps_precision, assert_returns_like, check, fail,
+                            inputs_unchanged, shrink_on_failure, tolerance_for)
+
+MISTAKE_RTOL = 1e-6  # a wrong value "is" a known mistake's value when it is this close to it (and the right one is not)
+
+
+# ---------------------------------------------------------------------------------------------
+# Expected values and known mistakes (judge side, float64)
+# ---------------------------------------------------------------------------------------------
+def t64(x):
+    return torch.from_numpy(np.asarray(x, dtype=np.float64).copy())
+
+
+def kl_terms(p, q):
+    p, q = t64(p), t64(q)
+    return torch.special.xlogy(p, p) - torch.special.xlogy(p, q)
+
+
+def want_kl(p, q):
+    return kl_terms(p, q).sum(-1).numpy()
+
+
+def want_kl_logits(a, b):
+    a, b = t64(a), t64(b)
+    return F.kl_div(F.log_softmax(b, -1), F.log_softmax(a, -1), reduction="none", log_target=True).sum(-1).numpy()
+
+
+def kl_mistakes(p, q):
+    """{mistake: what it gives for the call kl(p, q)}, each of the right one's shape (judge side, float64)."""
+    right = want_kl(p, q)
+    with np.errstate(invalid="ignore"):
+        return {
+            "swapped": want_kl(q, p),
+            "log2": right / math.log(2),
+            "mean": right / np.shape(p)[-1] if np.shape(p)[-1] > 1 else None,
+            "cross_entropy": -(torch.special.xlogy(t64(p), t64(q))).sum(-1).numpy(),
+        }
+
+
+def logits_mistakes(a, b):
+    """{mistake: what it gives for the call kl_from_logits(a, b)}, each of the right one's shape."""
+    a64, b64 = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+
+    def stable_softmax(z, axis=-1):
+        e = np.exp(z - z.max(axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+
+    with np.errstate(all="ignore"):
+        pn, qn = np.exp(a64) / np.exp(a64).sum(-1, keepdims=True), np.exp(b64) / np.exp(b64).sum(-1, keepdims=True)
+        lp, lq = a64 - np.log(np.exp(a64).sum(-1, keepdims=True)), b64 - np.log(np.exp(b64).sum(-1, keepdims=True)),
+        mistakes = {
+            "swapped": want_kl_logits(b64, a64),
+            "probabilities": want_kl(stable_softmax(a64), stable_softmax(b64)),
+            "overflow in softmax": (pn * (np.log(pn) - np.log(qn))).sum(-1),
+            "overflow in log-softmax": (np.exp(lp) * (lp - lq)).sum(-1),
+        }
+        if a64.ndim == 2:
+            pa, qa = stable_softmax(a64, 0), stable_softmax(b64, 0)
+            mistakes["softmax over rows"] = (pa * (np.log(pa) - np.log(qa))).sum(-1)
+    return mistakes
+
+
+KL_CAUSES = {
+    "swapped": "this is KL(q || p), the arguments swapped: KL(p || q) = sum p * log(p / q) weights the log-ratio by p, the first argument",
+    "log2": "this is the value in bits (log2): the contract asks for nats, the natural log",
+    "mean": "this is the mean over the K categories: KL sums its terms over the last axis",
+    "cross_entropy": "this is the cross-entropy -sum p log q; KL subtracts the entropy of p: sum p * (log p - log q)",
+    "eps": ("here q is 0 where p is not, so KL is inf (q cannot explain what p puts there); an eps added inside the log, or q clipped away"
+            " from 0, turns that into a finite number: keep log(0) = -inf"),
+}
+OVERFLOW = "overflow"
+LOGITS_CAUSES = {
+    "swapped": "this is KL(softmax(b) || softmax(a)), the arguments swapped: the first argument, a, gives the distribution that weights the log-ratio",
+    "probabilities": ("this is kl(softmax(a), softmax(b)) with softmax(b) rounded to 0 where it underflows, which makes the log-ratio inf;"
+                      " compute log-probabilities in log space instead (log_softmax(z) = z - max - log(sum(exp(z - max))))"),
+    OVERFLOW: ("exp of logits this large overflows to inf (inf / inf is NaN): subtract each row's max before exponentiating, and take"
+               " log-probabilities as z - max - log(sum(exp(z - max)))"),
+    "softmax over rows": ("this is what softmaxes normalised over axis 0, across the rows of the batch, give: normalise each row's logits"
+                          " over the last axis (axis=-1)"),
+}
+
+
+def close(x, y):
+    """x is y, within MISTAKE_RTOL (an infinity only matches itself, NaN nothing)."""
+    if x is None or y is None or not (math.isfinite(x) and math.isfinite(y)):
+        return x is not None and x == y
+    return abs(x - y) <= MISTAKE_RTOL * max(abs(y), 1e-12)
+
+
+def at(values, i):
+    return None if values is None else float(np.asarray(values, dtype=np.float64).reshape(-1)[i])
+
+
+# Logits whose exp overflows but whose softmaxes do not underflow: right unless the softmax itself is unstable.
+OVERFLOW_CASE = ([1e4, 1e4 + 1], [1e4 + 1, 1e4])
+
+
+def row_hint(fn, got, args, i, sub=None):
+    """The hint for row i of the call fn(*args), which gave `got` there: what the wrong value shows (the value of
+    exactly one known mistake), or ''. With `sub`, a kl_from_logits value that both an unstable softmax and a detour
+    through probabilities explain is told apart by a control call on OVERFLOW_CASE."""
+    want = at(want_kl(*args) if fn == "kl" else want_kl_logits(*args), i)
+    row = [np.asarray(x)[i] if np.ndim(x) == 2 else np.asarray(x) for x in args]
+    mistakes = kl_mistakes(*args) if fn == "kl" else logits_mistakes(*args)
+    causes = KL_CAUSES if fn == "kl" else LOGITS_CAUSES
+    matches = [name for name, values in mistakes.items() if values is not None and not close(want, at(values, i))
+               and (close(got, at(values, i)) or (math.isnan(got) and math.isnan(at(values, i))))]
+    matches = list(dict.fromkeys(OVERFLOW if name.startswith("overflow") else name for name in matches))
+    if set(matches) == {OVERFLOW, "probabilities"} and sub is not None:
+        a, b = (np.array(x, dtype=np.asarray(args[0]).dtype) for x in OVERFLOW_CASE)
+        control = sub.control("kl_from_logits", a, b)
+        try:
+            right = control is not None and close(float(np.asarray(control, dtype=np.float64).reshape(-1)[0]), float(want_kl_logits(a, b)))
+        except (TypeError, ValueError, IndexError):
+            right = False
+        if right:
+            return causes["probabilities"] + (f" (logits {OVERFLOW_CASE[0]} against {OVERFLOW_CASE[1]}, where exp overflows but nothing"
+                                              " underflows, come back right)")
+        matches = [OVERFLOW]
+    if len(matches) == 1:
+        return causes[matches[0]]
+    if fn == "kl" and math.isnan(got) and np.any(row[0] == 0):
+        return ("NaN where p has zeros: a term with p = 0 counts as 0 (0 log 0 = 0, also where q = 0), but p * log(p / q) computes"
+                " 0 * -inf or 0 * NaN there; take those terms as 0 (np.where(p > 0, ..., 0))")
+    if fn == "kl" and math.isinf(want) and math.isfinite(got):
+        return KL_CAUSES["eps"]
+    if got < -tolerance_for(np.asarray(args[0]).dtype)[1]:
+        return ("KL is never negative (Gibbs' inequality); a negative value means the terms do not come from two distributions over this"
+                " row's categories" + (": normalise each softmax over the last axis" if fn == "kl_from_logits" else ""))
+    return ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Judging one call
+# ---------------------------------------------------------------------------------------------
+def as_rows(got, want, fn, args, scenario):
+    """The result as a float64 array of want's shape (a scalar for 1-D input; shape (1,) accepted too)."""
+    names = "p, q" if fn == "kl" else "a, b"
+    if np.ndim(want) == 0:
+        return np.array(as_float(got, what=f"{fn}({names})", scenario=scenario))
+    assert_returns_like(got, args[0], what=f"{fn}({names})", scenario=scenario)
+    N, K = np.shape(args[0])
+    shape = np.shape(got)
+    if shape != (N,):
+        terms = kl_terms(*args).numpy() if fn == "kl" else None
+        values = np.asarray(got, dtype=np.float64) if np.size(got) else np.zeros(shape)
+        hint = f"one value per row: a ({N}, {K}) input gives shape ({N},), summing each row's terms over the last axis (axis=-1)"
+        if terms is not None and values.shape in ((), (1,)) and N > 1:
+            if close(float(values.reshape(-1)[0]), float(terms.sum())):
+                hint = "this is the sum over the whole batch; " + hint
+            elif close(float(values.reshape(-1)[0]), float(terms.sum(-1).mean())):
+                hint = "this is the mean over the batch; " + hint
+        elif terms is not None and values.shape == (K,) and np.allclose(values, terms.sum(0), rtol=MISTAKE_RTOL, atol=0, equal_nan=True):
+            hint = "these are sums over the rows (axis 0); " + hint
+        fail(f"{fn}({names}) ({scenario}): expected shape ({N},), got shape {shape}; {hint}.", expected_shape=[N], got_shape=list(shape))
+    return np.asarray(got, dtype=np.float64)
+
+
+def rows_match(sub, fn, args, scenario, reduce_rows=True):
+    """The learner's fn(*args) equals the float64 expectation, row by row, at the input dtype's tolerance.
+    A wrong row of a batch is tried alone; if it fails alone too, that (1, K) call is the failing input."""
+    want = want_kl(*args) if fn == "kl" else want_kl_logits(*args)
+    got = sub.call(fn, *args)
+    i = wrong_row(got, want, fn, args, scenario)
+    if i is None:
+        return
+    got_i = at(got, i)
+    if np.ndim(want) == 1 and len(want) > 1 and reduce_rows:
+        one = [np.asarray(x)[i:i + 1] for x in args]
+        got_one = sub.control(fn, *one)
+        if wrong_row_quietly(got_one, want[i:i + 1], fn, one) == 0:
+            got_one = at(got_one, 0)
+            fail(row_message(got_one, at(want, i), fn, one, f"row {i} of: {scenario}; passed alone as a (1, K) batch"), failing_input=Call(fn, *one),
+                 explain=lambda: hint_sentence(fn, got_one, one, 0, sub))
+    where = f"{scenario}, row {i}" if np.ndim(want) == 1 else scenario
+    fail(row_message(got_i, at(want, i), fn, [np.asarray(x)[i] if np.ndim(want) == 1 else x for x in args], where),
+         explain=lambda: hint_sentence(fn, got_i, args, i, sub))
+
+
+def wrong_row(got, want, fn, args, scenario):
+    """None when right; else the index of the first wrong row (type and shape problems fail here)."""
+    got_arr = as_rows(got, want, fn, args, scenario)
+    assert_keeps_precision(got, np.asarray(args[0]).dtype, what=f"{fn}'s result", scenario=scenario)
+    rtol, atol = tolerance_for(np.asarray(args[0]).dtype)
+    g, w = got_arr.reshape(-1), np.asarray(want, dtype=np.float64).reshape(-1)
+    with np.errstate(invalid="ignore"):
+        ok = (g == w) | (np.isfinite(w) & (np.abs(g - w) <= atol + rtol * np.abs(w)))  # an inf only matches itself
+    return None if ok.all() else int(np.flatnonzero(~ok)[0])
+
+
+def wrong_row_quietly(got, want, fn, args):
+    try:
+        return None if got is None else wrong_row(got, want, fn, args, "")
+    except CheckFailed:
+        return None
+
+
+def row_message(got, want, fn, row_args, scenario):
+    names = ("p", "q") if fn == "kl" else ("a", "b")
+    rtol, atol = tolerance_for(np.asarray(row_args[0]).dtype)
+    shown = ", ".join(f"{n} = {np.asarray(x).tolist()}" for n, x in zip(names, row_args)) if np.size(row_args[0]) <= 8 else ""
+    return (f"{fn}({', '.join(names)}) ({scenario}{'; ' + shown if shown else ''}): expected {want:.10g}, got {got:.10g}"
+            + (f"; allowed |got - expected| <= {atol:g} + {rtol:g} * |expected|." if math.isfinite(want) else "."))
+
+
+def hint_sentence(fn, got, args, i, sub):
+    hint = row_hint(fn, got, args, i, sub)
+    return f"{hint[0].upper()}{hint[1:]}." if hint else ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Inputs
+# ---------------------------------------------------------------------------------------------
+def random_rows(rng, N, K, dtype="float64"):
+    """(N, K) probability rows, every entry positive (Dirichlet(1)), each row summing to 1 in its dtype's rounding."""
+    return rng.dirichlet(np.ones(K), size=N).astype(dtype)
+
+
+def small_distributions():
+    """Hypothesis cases (p, q): 1 to 3 rows of 1 to 4 positive categories from small integers, normalised."""
+    from hypothesis import strategies as st
+
+    def rows(N, K):
+        row = st.lists(st.integers(1, 8), min_size=K, max_size=K).map(lambda r: np.array(r, dtype=np.float64) / sum(r))
+        return st.lists(row, min_size=N, max_size=N).map(np.array)
+
+    return st.tuples(st.integers(1, 3), st.integers(1, 4)).flatmap(lambda nk: st.tuples(rows(*nk), rows(*nk)))
+
+
+def small_logits():
+    from hypothesis import strategies as st
+
+    def rows(N, K):
+        return st.lists(st.lists(st.integers(-8, 8).map(lambda i: i / 2), min_size=K, max_size=K), min_size=N, max_size=N).map(np.array)
+
+    return st.tuples(st.integers(1, 3), st.integers(1, 4)).flatmap(lambda nk: st.tuples(rows(*nk), rows(*nk)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks: kl
+# ---------------------------------------------------------------------------------------------
+@check("kl: random probability rows (float64)", uses=("kl",))
+def kl_random(sub, ctx):
+    rng = ctx.rng(1)
+    with shrink_on_failure(sub, small_distributions, lambda case: rows_match(sub, "kl", list(case), "small rows", reduce_rows=False)):
+        rows_match(sub, "kl", [np.array([[0.5, 0.25, 0.25], [0.125, 0.375, 0.5]]), np.array([[0.25, 0.5, 0.25], [0.5, 0.25, 0.25]])],
+                   "float64, 2 rows of 3")
+        for N, K in ((5, 4), (40, 10), (300, 50)):
+            rows_match(sub, "kl", [random_rows(rng, N, K), random_rows(rng, N, K)], f"float64, {N} Dirichlet rows of {K}")
+
+
+@check("kl: one value per row; a 1-D input gives a scalar", uses=("kl",))
+def kl_shapes(sub, ctx):
+    rng = ctx.rng(2)
+    rows_match(sub, "kl", [np.array([0.75, 0.25]), np.array([0.5, 0.5])], "1-D, one distribution")
+    rows_match(sub, "kl", [np.array([1.0]), np.array([1.0])], "1-D, K = 1")
+    for N, K in ((3, 5), (4, 4), (1, 6), (5, 1)):
+        rows_match(sub, "kl", [random_rows(rng, N, K), random_rows(rng, N, K)], f"float64, shape ({N}, {K})")
+
+
+@check("kl: 0 where p = 0 (0 log 0 = 0)", uses=("kl",))
+def kl_zero_p(sub, ctx):
+    rows_match(sub, "kl", [np.array([0.5, 0.5, 0.0]), np.array([0.25, 0.25, 0.5])], "p = 0 in one category, q > 0 there")
+    rows_match(sub, "kl", [np.array([0.0, 1.0]), np.array([0.0, 1.0])], "p = q = 0 in one category")
+    rows_match(sub, "kl", [np.array([[1.0, 0.0, 0.0], [0.0, 0.5, 0.5]]), np.array([[0.5, 0.25, 0.25], [0.0, 0.75, 0.25]])],
+               "2 rows with zeros in p, one with q = 0 there too")
+
+
+@check("kl: inf where q = 0 < p", uses=("kl",))
+def kl_inf(sub, ctx):
+    rows_match(sub, "kl", [np.array([0.5, 0.5]), np.array([1.0, 0.0])], "q = 0 where p = 0.5")
+    rows_match(sub, "kl", [np.array([[0.5, 0.5], [0.5, 0.5], [0.0, 1.0]]), np.array([[1.0, 0.0], [0.5, 0.5], [0.5, 0.5]])],
+               "3 rows: q = 0 < p in the first only (inf, 0, log 2)")
+
+
+@check("kl: 0 for p = q, and never negative", uses=("kl",))
+def kl_nonnegative(sub, ctx):
+    rng = ctx.rng(3)
+    p = np.array([[0.5, 0.25, 0.25], [0.125, 0.125, 0.75]])
+    rows_match(sub, "kl", [p, p.copy()], "p = q")
+    p = random_rows(rng, 50, 8)
+    q = p * (1 + 1e-3 * rng.standard_normal(p.shape))
+    q /= q.sum(axis=1, keepdims=True)
+    rows_match(sub, "kl", [p, q], "q within 0.1% of p: KL about 1e-7, positive")
+    got = np.asarray(sub.call("kl", p, q), dtype=np.float64)
+    atol = tolerance_for(p.dtype)[1]
+    if got.shape == (50,) and (got < -atol).any():
+        i = int(np.flatnonzero(got < -atol)[0])
+        fail(f"kl(p, q) (q within 0.1% of p), row {i}: {got[i]:.3g} is negative; KL is never negative (Gibbs' inequality)",
+             failing_input=Call("kl", p[i:i + 1], q[i:i + 1]))
+
+
+@check("kl: KL(p || q), not KL(q || p)", uses=("kl",))
+def kl_asymmetric(sub, ctx):
+    rows_match(sub, "kl", [np.array([0.875, 0.125]), np.array([0.5, 0.5])], "p peaked, q uniform")
+    rows_match(sub, "kl", [np.array([0.5, 0.5]), np.array([0.875, 0.125])], "p uniform, q peaked")
+
+
+@check("kl: float32 inputs; float64 keeps float64 precision", uses=("kl",))
+def kl_dtypes(sub, ctx):
+    rng = ctx.rng(4)
+    rows_match(sub, "kl", [np.array([0.5, 0.25, 0.25], dtype=np.float32), np.array([0.25, 0.5, 0.25], dtype=np.float32)], "float32, 1-D")
+    rows_match(sub, "kl", [random_rows(rng, 30, 10, "float32"), random_rows(rng, 30, 10, "float32")], "float32, 30 rows of 10")
+    p, q = random_rows(rng, 20, 6), random_rows(rng, 20, 6)
+    got = sub.call("kl", p, q)
+    assert_keeps_precision(got, p.dtype, what="kl's result", scenario="float64, 20 rows of 6")
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks: kl_from_logits
+# ---------------------------------------------------------------------------------------------
+@check("kl_from_logits: random logits (float64)", uses=("kl_from_logits",))
+def logits_random(sub, ctx):
+    rng = ctx.rng(5)
+    with shrink_on_failure(sub, small_logits, lambda case: rows_match(sub, "kl_from_logits", list(case), "small logits", reduce_rows=False)):
+        rows_match(sub, "kl_from_logits", [np.array([0.5, -1.0, 2.0]), np.array([0.0, 1.5, -0.5])], "1-D, 3 logits")
+        rows_match(sub, "kl_from_logits", [np.array([[1.0, 0.0], [0.0, -2.0], [3.0, 3.0]]), np.array([[0.0, 1.0], [0.5, 0.5], [-1.0, 2.0]])],
+                   "3 rows of 2")
+        for N, K in ((4, 5), (50, 10), (200, 40)):
+            rows_match(sub, "kl_from_logits", [3 * rng.standard_normal((N, K)), 3 * rng.standard_normal((N, K))], f"float64, {N} rows of {K}, logits ~ 3 N(0, 1)")
+
+
+@check("kl_from_logits: finite and right at logits of 1e4", uses=("kl_from_logits",))
+def logits_large(sub, ctx):
+    rows_match(sub, "kl_from_logits", [np.array([1e4, 1e4 + 1]), np.array([1e4 + 1, 1e4])], "logits near 1e4: exp overflows, tanh(0.5) expected")
+    rows_match(sub, "kl_from_logits", [np.array([0.0, 0.0]), np.array([1e4, 0.0])], "softmax(b) underflows to [1, 0]: 5000 - log 2 expected")
+    rows_match(sub, "kl_from_logits", [np.array([1e4, 0.0]), np.array([0.0, 0.0])], "softmax(a) underflows to [1, 0]: log 2 expected")
+    rows_match(sub, "kl_from_logits", [np.array([[0.0, 0.0, 0.0], [-1e4, 0.0, 1e4], [2.0, 1.0, 0.0]]),
+                                       np.array([[1e4, 0.0, -1e4], [0.0, 0.0, 0.0], [2.0, 1.0, 1e4]])], "3 rows mixing logits of +-1e4 and small ones")
+
+
+@check("kl_from_logits: KL(softmax(a) || softmax(b)), not the reverse", uses=("kl_from_logits",))
+def logits_asymmetric(sub, ctx):
+    rows_match(sub, "kl_from_logits", [np.array([2.0, 0.0]), np.array([0.0, 0.0])], "a peaked, b uniform")
+    rows_match(sub, "kl_from_logits", [np.array([0.0, 0.0]), np.array([2.0, 0.0])], "a uniform, b peaked")
+
+
+@check("kl_from_logits: float32 logits; float64 keeps float64 precision", uses=("kl_from_logits",))
+def logits_dtypes(sub, ctx):
+    rng = ctx.rng(6)
+    rows_match(sub, "kl_from_logits", [np.array([0.5, -1.0, 2.0], dtype=np.float32), np.array([0.0, 1.5, -0.5], dtype=np.float32)], "float32, 1-D")
+    rows_match(sub, "kl_from_logits", [(3 * rng.standard_normal((30, 10))).astype(np.float32), (3 * rng.standard_normal((30, 10))).astype(np.float32)],
+               "float32, 30 rows of 10")
+    rows_match(sub, "kl_from_logits", [np.array([0.0, 0.0], dtype=np.float32), np.array([1e4, 0.0], dtype=np.float32)],
+               "float32, softmax(b) underflows")
+    a, b = rng.standard_normal((20, 6)), rng.standard_normal((20, 6))
+    assert_keeps_precision(sub.call("kl_from_logits", a, b), a.dtype, what="kl_from_logits's result", scenario="float64, 20 rows of 6")
+
+
+@check("inputs unchanged", uses=("kl", "kl_from_logits"))
+def inputs_kept(sub, ctx):
+    p, q = np.array([[0.5, 0.5, 0.0], [0.25, 0.25, 0.5]]), np.array([[0.25, 0.75, 0.0], [0.5, 0.0, 0.5]])
+    inputs_unchanged(sub, "kl", p, q, scenario="p, q (2, 3) with zeros")
+    a, b = np.array([[1e4, 0.0, 1.0], [0.5, -2.0, 3.0]]), np.array([[0.0, 1.0, 2.0], [1e4, 1e4, 0.0]])
+    inputs_unchanged(sub, "kl_from_logits", a, b, scenario="a, b (2, 3), logits up to 1e4 (shifting by the max in place would change them)")

@@ -1,0 +1,446 @@
+"""Checks for `logistic-regression`: a sigmoid that never overflows, and gradient descent on the mean log-loss.
+
+sigmoid is compared with the logistic function computed here in float64 as exp(-logaddexp(0, -z)),
+which agrees with torch.sigmoid on float64 to within a few ulp: float64 and integer inputs at
+float64's tolerance (and a float64 result), float32 at float32's, float16 at twice float16's (a
+float16 computation rounds several times; float32 inside, as torch does, is well within it). Where
+the contract allows no warning (±1000 and other large |z|), the calls run under
+np.errstate(over="raise", divide="raise", invalid="raise"), underflow allowed, and ±1000 must give
+exactly 1.0 and 0.0.
+
+train is judged three ways: against the reference's trajectory (float64 tolerance: the same update
+in another order of operations stays within 1e-12); by a gradient check that needs no trajectory,
+where the step a learner's train takes from its own (w, b) after k steps, (w_k - w_k+1) / lr, is
+compared with central differences of the mean log-loss at that (w, b) (1e-6 relative); and by
+convergence to the optimum that Newton's method finds here. Hints follow the evidence: after a
+failed gradient check, the judge recomputes the step each known mistake would take from the same
+(w, b) (sign flipped, no / N, / D, b left alone, an extra p(1 - p) or p(1 - z) factor) and names the
+one the learner's step matches.
+"""
+
+import numpy as np
+
+from mlprep.grading import (Call, CheckFailed, as_float, assert_close, assert_keeps_precision, assert_returns_like, assert_shape, check, expect_sequence, fail,
+                            inputs_from_code, inputs_unchanged, literal, on_input, scenario, shrink_on_failure)
+
+NO_WARNINGS = {"over": "raise", "divide": "raise", "invalid": "raise"}
+NO_WARNINGS_TEXT = 'np.errstate(over="raise", divide="raise", invalid="raise")'
+# (rtol, atol) per input dtype; integers are computed and graded as float64.
+SIGMOID_TOLERANCE = {"float64": (1e-7, 1e-7), "float32": (1.3e-6, 1e-5), "float16": (2e-3, 2e-5)}
+GRADIENT_RTOL, GRADIENT_ATOL = 1e-6, 1e-8  # the learner's step against central differences
+FD_STEP = 1e-6
+FLOAT32_X_RTOL, FLOAT32_X_ATOL = 1e-4, 1e-5  # float32 X may be computed in float32
+
+STABLE_HINT = ("compute exp only of numbers <= 0: 1 / (1 + exp(-z)) where z >= 0 and exp(z) / (1 + exp(z)) where z < 0,"
+               " each branch on its own elements (boolean indexing); np.where evaluates both branches on every element")
+RESHAPE_HINT = "flatten y first (y = y.reshape(-1)): p has shape (N,), and p - y with y of shape (N, 1) broadcasts to an (N, N) matrix"
+
+CONVERGENCE_SEED, CONVERGENCE_N, CONVERGENCE_LR = 7, 200, 1.0
+STEP_COUNTS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
+
+
+# ---------------------------------------------------------------------------------------------
+# The math, judge side
+# ---------------------------------------------------------------------------------------------
+def logistic(z):
+    """The logistic function in float64, without overflow: exp(-log(1 + exp(-z)))."""
+    return np.exp(-np.logaddexp(0.0, -np.asarray(z, dtype=np.float64)))
+
+
+def mean_log_loss(X, y, w, b):
+    """Mean log-loss of (w, b) on (X, y), stably: log(1 + exp(z)) - y z per row."""
+    z = np.asarray(X, dtype=np.float64) @ w + b
+    return float(np.mean(np.logaddexp(0.0, z) - y * z))
+
+
+def central_gradient(X, y, w, b):
+    """(d loss/dw, d loss/db) of the mean log-loss at (w, b), by central differences in float64."""
+    theta = np.append(np.asarray(w, dtype=np.float64), b)
+    grad = np.empty_like(theta)
+    for i in range(theta.size):
+        step = np.zeros_like(theta)
+        step[i] = FD_STEP
+        plus, minus = theta + step, theta - step
+        grad[i] = (mean_log_loss(X, y, plus[:-1], plus[-1]) - mean_log_loss(X, y, minus[:-1], minus[-1])) / (2 * FD_STEP)
+    return grad[:-1], float(grad[-1])
+
+
+def mistaken_gradients(X, y, w, b):
+    """{what the code does wrong: the (grad_w, grad_b) its step then uses} at (w, b)."""
+    X = np.asarray(X, dtype=np.float64)
+    N, D = X.shape
+    z = X @ w + b
+    p = logistic(z)
+    err = p - y
+
+    def grads(e):
+        return X.T @ e / N, float(e.mean())
+
+    gw, gb = grads(err)
+    return {
+        "the step goes up the gradient, not down: gradient descent subtracts it (w -= lr * ..., b -= lr * ...)": (-gw, -gb),
+        "the step for w is N times too large: X.T @ (p - y) must be divided by N, the loss being a mean over the N rows": (N * gw, gb),
+        f"the step for w is divided by D = {D} (the number of features) instead of N = {N} (the number of rows)": (N / D * gw, gb),
+        "b never moves: it needs its own step, b -= lr * mean(p - y)": (gw, 0.0),
+        ("the gradient carries an extra factor p * (1 - p): with the log-loss, d(loss)/dz is exactly p - y (the sigmoid's"
+         " derivative cancels against the log's); p * (1 - p) belongs to a squared-error loss"): grads(err * p * (1 - p)),
+        ("the gradient carries a factor p * (1 - z): the sigmoid's derivative is s * (1 - s), not s * (1 - z), and with the"
+         " log-loss it cancels anyway: d(loss)/dz is exactly p - y"): grads(err * p * (1 - z)),
+    }
+
+
+def step_hint(X, y, w, b, got_w, got_b):
+    """The known mistake whose gradient the learner's step used, or ""."""
+    want_w, want_b = central_gradient(X, y, w, b)
+    true = np.append(want_w, want_b)
+    got = np.append(got_w, got_b)
+    matches = [text for text, (gw, gb) in mistaken_gradients(X, y, w, b).items()
+               if not np.allclose(np.append(gw, gb), true, rtol=1e-3, atol=1e-9)
+               and np.allclose(got, np.append(gw, gb), rtol=GRADIENT_RTOL, atol=GRADIENT_ATOL)]
+    return f"Your step matches a known mistake: {matches[0]}." if len(matches) == 1 else ""
+
+
+def newton_optimum(X, y, iterations=30):
+    """The minimiser (w, b) of the mean log-loss, by Newton's method (here, on non-separable data)."""
+    N, D = X.shape
+    A = np.hstack([X, np.ones((N, 1))])
+    theta = np.zeros(D + 1)
+    for _ in range(iterations):
+        p = logistic(A @ theta)
+        hessian = (A * (p * (1 - p))[:, None]).T @ A / N
+        theta -= np.linalg.solve(hessian, A.T @ (p - y) / N)
+    return theta[:-1], float(theta[-1])
+
+
+# ---------------------------------------------------------------------------------------------
+# Scenarios (run in the sandbox) and how their inputs read as learner code
+# ---------------------------------------------------------------------------------------------
+def _consecutive_repro(interface, X, y, lr, k):
+    return Call.code(f"X = {literal(X)}\ny = {literal(y)}\nw{k}, b{k} = train(X, y, {lr!r}, {k})\nw{k + 1}, b{k + 1} = train(X, y, {lr!r}, {k + 1})\n"
+                     f"(w{k} - w{k + 1}) / {lr!r}, (b{k} - b{k + 1}) / {lr!r}  # the gradient step {k + 1} used, at (w{k}, b{k})")
+
+
+@scenario(repro=_consecutive_repro)
+def consecutive_steps(module, X, y, lr, k):
+    """Scenario: train for k steps and for k + 1 steps (the k + 1st step starts where the first run ends)."""
+    return module.train(X, y, lr, k), module.train(X, y, lr, k + 1)
+
+
+def convergence_code(seed=CONVERGENCE_SEED, n=CONVERGENCE_N):
+    """Lines that build the convergence data: 3 features, labels drawn from a logistic model (not separable)."""
+    return (f"rng = np.random.default_rng({seed})\nX = rng.standard_normal(({n}, 3))\n"
+            f"y = (rng.random({n}) < 1 / (1 + np.exp(-(X @ np.array([1.5, -2.0, 0.5]) + 0.3)))).astype(float)")
+
+
+def build(code):
+    return inputs_from_code(code, "X", "y")
+
+
+def _step_counts_repro(interface, code, lr, counts):
+    return Call.code(f"{code}\nloss = lambda w, b: np.mean(np.logaddexp(0, X @ w + b) - y * (X @ w + b))\n"
+                     f"[loss(*train(X, y, {lr!r}, steps)) for steps in {list(counts)}]  # must never rise")
+
+
+@scenario(repro=_step_counts_repro)
+def train_for_step_counts(module, code, lr, counts):
+    """Scenario: train on the data `code` builds, once per step count."""
+    X, y = build(code)
+    return [module.train(X, y, lr, steps) for steps in counts]
+
+
+# ---------------------------------------------------------------------------------------------
+# Judging sigmoid
+# ---------------------------------------------------------------------------------------------
+def describe_z(z):
+    if z.size <= 3:
+        return f"{z.dtype.name} z = {z.tolist()!r}" + (" (0-d)" if z.ndim == 0 else "")
+    return f"{z.dtype.name} z of shape {z.shape}, values {float(z.min()):g} to {float(z.max()):g}"
+
+
+def judge_sigmoid(got, z, scenario, hint=""):
+    """The learner's sigmoid(z): a float array of z's shape, at least z's precision, close to the logistic function."""
+    if z.ndim:
+        assert_returns_like(got, z, what="sigmoid's result", scenario=scenario)
+    assert_shape(got, z.shape, what="sigmoid's result", scenario=scenario)
+    kind = np.asarray(got).dtype.kind
+    if kind != "f":
+        fail(f"sigmoid's result ({scenario}): expected floats, got an array of dtype {np.asarray(got).dtype.name}."
+             + (" It has z's integer dtype, which cannot hold values between 0 and 1: create the result as a float array"
+                " (np.empty(z.shape, dtype=np.float64)) or let NumPy promote z (1 / (1 + np.exp(-z)) is float64)" if kind in "iu" else ""),
+             got_dtype=np.asarray(got).dtype.name)
+    dtype = z.dtype.name if z.dtype.kind == "f" else "float64"
+    assert_keeps_precision(got, dtype, what="sigmoid's result", scenario=scenario)
+    rtol, atol = SIGMOID_TOLERANCE[dtype]
+    assert_close(got, logistic(z), what="sigmoid's result", scenario=scenario, rtol=rtol, atol=atol, hint=hint)
+
+
+def sigmoid_without_warnings(sub, z, scenario):
+    """sigmoid(z) under np.errstate(over/divide/invalid = raise). A warning is a wrong answer here (the contract allows
+    none), so it fails the check, with the input that warned and what that input shows about the cause."""
+    from mlprep.grading._runner import SubmissionRaised
+
+    try:
+        with sub.errstate(**NO_WARNINGS):
+            return sub.call("sigmoid", z)
+    except SubmissionRaised as problem:
+        if problem.details.get("kind") != "floating_point":
+            raise
+        head, _, trace = problem.message.partition("\n")
+        warning = problem.details.get("message") or head
+        if (z > 0).any() and not (z < 0).any():
+            why = (f"z holds only large positive values here, so your code took exp of a large positive number (exp(1000) overflows)"
+                   f" somewhere; {STABLE_HINT}")
+        elif (z < 0).any() and not (z > 0).any():
+            why = f"z holds only large negative values here, so exp(-z) overflowed (1 / (1 + np.exp(-z)) is the naive sigmoid); {STABLE_HINT}"
+        else:
+            why = STABLE_HINT
+        fail(f"sigmoid ({scenario}): {head}. {why}." + (f"\nWhere it warned:\n{trace}" if trace else ""),
+             what="sigmoid's warning", got=f"FloatingPointError: {warning}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Judging train
+# ---------------------------------------------------------------------------------------------
+def read_model(got, D, scenario, precision="float64"):
+    """(w as a float64 array of shape (D,), b as a float) from train's result, or a clean fail."""
+    w, b = expect_sequence(got, 2, what="train's result (w, b)", scenario=scenario)
+    assert_shape(w, (D,), what="w", scenario=scenario)
+    if np.asarray(w).dtype.kind != "f":
+        fail(f"w ({scenario}): expected floats, got dtype {np.asarray(w).dtype.name}")
+    b_value = as_float(b, what="b", scenario=scenario)
+    if precision:
+        assert_keeps_precision(w, precision, what="w", scenario=scenario)
+        assert_keeps_precision(b, precision, what="b", scenario=scenario)
+    return np.asarray(w, dtype=np.float64), b_value
+
+
+def describe_data(X, y, lr, steps):
+    return f"{X.dtype.name} X of shape {X.shape}, {y.dtype.name} y of shape {y.shape}, lr={lr!r}, steps={steps}"
+
+
+def judge_trajectory(got, ctx, X, y, lr, steps, scenario, rtol=None, atol=None, precision="float64"):
+    """train(X, y, lr, steps) against the reference's (w, b) on the same input, y flattened."""
+    w, b = read_model(got, X.shape[1], scenario, precision)
+    want_w, want_b = ctx.reference.train(X.copy(), y.reshape(-1).copy(), lr, steps)
+    try:
+        assert_close(w, want_w, what=f"w after {steps} steps", scenario=scenario, rtol=rtol, atol=atol)
+    except CheckFailed as failure:
+        if np.isclose(b, want_b, rtol=1e-7, atol=1e-7) and b != 0.0:
+            failure.notes.append("(b is right, so the step for w is where it differs: w -= lr * X.T @ (p - y) / N.)")
+        raise
+    hint = "w is right but b is not: b starts at 0.0 and takes its own step every time, b -= lr * mean(p - y)"
+    assert_close(b, want_b, what=f"b after {steps} steps", scenario=scenario, rtol=rtol, atol=atol, hint=hint)
+
+
+def small_data(rng, N, D, y_dtype="float64"):
+    """X of halves (-4 to 4, exact in binary, short in the failing input) and 0/1 labels, both classes present."""
+    X = rng.integers(-8, 9, (N, D)) / 2
+    y = rng.integers(0, 2, N)
+    y[:2] = (0, 1)
+    return X, y.astype(y_dtype)
+
+
+def small_trajectories():
+    """Hypothesis cases (X, y, lr, steps): N 1-6, D 1-3, halves, labels 0/1, a few steps."""
+    from hypothesis import strategies as st
+
+    @st.composite
+    def case(draw):
+        N, D = draw(st.integers(1, 6)), draw(st.integers(1, 3))
+        X = np.array(draw(st.lists(st.lists(st.integers(-8, 8), min_size=D, max_size=D), min_size=N, max_size=N)), dtype=np.float64) / 2
+        y = np.array(draw(st.lists(st.integers(0, 1), min_size=N, max_size=N)), dtype=np.float64)
+        return X, y, draw(st.sampled_from((0.5, 1.0, 0.1))), draw(st.integers(1, 5))
+
+    return case()
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks: sigmoid
+# ---------------------------------------------------------------------------------------------
+@check("sigmoid matches the logistic function on float64 arrays of any shape", uses=("sigmoid",))
+def sigmoid_float64(sub, ctx):
+    rng = ctx.rng(1)
+    cases = [np.array(0.5), np.array(-3.0), np.array([-30.0, -8.5, -1.0, -0.25, 0.0, 0.25, 1.0, 8.5, 30.0]),
+             rng.integers(-16, 17, (3, 4)) / 2, (rng.integers(-16, 17, (5, 1)) / 2), 10 * rng.standard_normal((2, 3, 4))]
+    for z in cases:
+        judge_sigmoid(sub.call("sigmoid", z), z, describe_z(z))
+
+
+@check("sigmoid of float32, float16 and integer arrays: floats, at the input's precision", uses=("sigmoid",))
+def sigmoid_dtypes(sub, ctx):
+    cases = [np.array([-3, -1, 0, 1, 3]), np.array([[-5, 2, 0], [7, -1, 4]], dtype=np.int32),
+             np.array([-12.5, -2.0, -0.5, 0.0, 0.5, 2.0, 12.5], dtype=np.float32),
+             np.array([-12.0, -8.0, -2.5, 0.0, 2.5, 8.0, 12.0], dtype=np.float16), np.array(-4.0, dtype=np.float16)]
+    for z in cases:
+        half = z.dtype == np.float16
+        judge_sigmoid(sub.call("sigmoid", z), z, describe_z(z) + (", graded at rtol 2e-3, atol 2e-5" if half else ""),
+                      hint="compute float16 in float32 (z.astype(np.float32)), as torch does" if half else "")
+
+
+EXTREME_CASES = [  # small first; +1000 alone, then -1000 alone, so the failing input shows which side overflows
+    np.array([1000.0]), np.array([-1000.0]), np.array(-1000.0),
+    np.array([-1000.0, -745.0, -50.0, -1.0, 0.0, 1.0, 50.0, 745.0, 1000.0]),
+    np.array([-1000.0, -100.0, -1.0, 1.0, 100.0, 1000.0], dtype=np.float32),
+    np.array([-1000.0, -20.0, 0.0, 20.0, 1000.0], dtype=np.float16),
+    np.array([[-1000, -800], [800, 1000]]),
+]
+
+
+@check("sigmoid(±1000) is exactly 1.0 and 0.0, with no overflow, divide or invalid warning", uses=("sigmoid",))
+def sigmoid_extremes(sub, ctx):
+    for z in EXTREME_CASES:
+        scenario = f"{describe_z(z)}, under {NO_WARNINGS_TEXT}"
+        got = sigmoid_without_warnings(sub, z, scenario)
+        judge_sigmoid(got, z, scenario, hint=STABLE_HINT)
+        got_arr, want = np.asarray(got, dtype=np.float64), logistic(z)
+        exact = np.abs(z.astype(np.float64)) == 1000
+        wrong = exact & (got_arr != want)
+        if wrong.any():
+            at = np.unravel_index(int(np.flatnonzero(wrong.ravel())[0]), z.shape) if z.ndim else ()
+            z_at, got_at = float(z[at]), float(got_arr[at])
+            fail(f"sigmoid({z_at:g}) ({scenario}): expected exactly {float(want[at])!r} (the true value, {'5e-435' if z_at < 0 else '1 - 5e-435'},"
+                 f" rounds to it), got {got_at!r} at index {tuple(int(i) for i in at) if at else '(scalar)'}.{clipping_hint(z_at, got_at)}",
+                 what="sigmoid's result", first_index=str(tuple(int(i) for i in at)), expected=repr(float(want[at])), got=repr(got_at))
+
+
+def clipping_hint(z, got):
+    """The bound z was clipped to, when the learner's value is the sigmoid at a common clipping bound; else ""."""
+    for bound in (10, 15, 20, 30, 35, 40, 50, 60, 88, 100, 250, 300, 500, 700, 708, 709):
+        for dtype in (np.float64, np.float32):  # the bound's sigmoid as either dtype holds it
+            if got != 0.0 and np.isclose(got, float(logistic(np.copysign(bound, z)).astype(dtype)), rtol=1e-6, atol=0.0):
+                return (f" That is sigmoid({np.copysign(bound, z):g}): z was clipped to ±{bound}, which keeps exp finite but leaves a wrong"
+                        " tail; the two-branch formula gives the exact value without clipping.")
+    return ""
+
+
+@check("sigmoid leaves z unchanged", uses=("sigmoid",))
+def sigmoid_inputs_unchanged(sub, ctx):
+    for z in (np.array([-2.0, -0.5, 0.0, 1.5, 3.0]), np.array([[-1.0, 4.0], [2.5, -6.0]], dtype=np.float32)):
+        inputs_unchanged(sub, "sigmoid", z, scenario=describe_z(z))
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks: train
+# ---------------------------------------------------------------------------------------------
+def judge_step(got_before, got_after, X, y, lr, scenario, k):
+    """The step from (w_k, b_k) to (w_k+1, b_k+1), as a gradient, against central differences at (w_k, b_k)."""
+    D = X.shape[1]
+    w0, b0 = read_model(got_before, D, scenario) if got_before is not None else (np.zeros(D), 0.0)
+    w1, b1 = read_model(got_after, D, scenario)
+    for steps, w, b in ((k, w0, b0), (k + 1, w1, b1)):
+        if not (np.isfinite(w).all() and np.isfinite(b)):
+            fail(f"train's result ({scenario}): expected finite w and b after {steps} steps, got w = {w.tolist()}, b = {b!r}")
+    got_w, got_b = (w0 - w1) / lr, (b0 - b1) / lr
+    want_w, want_b = central_gradient(X, y, w0, b0)
+    hint = step_hint(X, y, w0, b0, got_w, got_b)
+    where = "w = 0, b = 0" if k == 0 else f"your (w, b) after {k} steps"
+    assert_close(got_w, want_w, what=f"the gradient for w that step {k + 1} used, (w_before - w_after) / lr, against central differences"
+                 f" of the mean log-loss at {where}", scenario=scenario, rtol=GRADIENT_RTOL, atol=GRADIENT_ATOL, hint=hint)
+    assert_close(got_b, want_b, what=f"the gradient for b that step {k + 1} used, (b_before - b_after) / lr, against central differences"
+                 f" at {where}", scenario=scenario, rtol=GRADIENT_RTOL, atol=GRADIENT_ATOL, hint=hint)
+
+
+@check("one step from w = 0, b = 0 is -lr times the log-loss gradient (central differences)", uses=("train",))
+def first_step(sub, ctx):
+    rng = ctx.rng(2)
+    for N, D, lr, y_dtype in ((6, 2, 0.5, "float64"), (5, 3, 1.0, "int64")):
+        X, y = small_data(rng, N, D, y_dtype)
+        scenario = describe_data(X, y, lr, 1) + f", relative tolerance {GRADIENT_RTOL:g}"
+        judge_step(None, sub.call("train", X, y, lr, 1), X, y.astype(np.float64), lr, scenario, 0)
+
+
+@check("every later step follows the log-loss gradient p - y (central differences at your own w, b)", uses=("train",))
+def later_steps(sub, ctx):
+    rng = ctx.rng(3)
+    for N, D, lr, k in ((6, 2, 1.0, 3), (6, 3, 2.0, 10), (40, 4, 1.0, 25)):
+        X, y = small_data(rng, N, D)
+        scenario = f"{describe_data(X, y, lr, k + 1)}, relative tolerance {GRADIENT_RTOL:g}"
+        before, after = expect_sequence(sub.run(consecutive_steps, X, y, lr, k), 2, what="the two runs", scenario=scenario)
+        judge_step(before, after, X, y, lr, scenario, k)
+
+
+@check("train matches the reference's (w, b): float64, several N, D, lr and steps", uses=("train",))
+def matches_reference(sub, ctx):
+    def verify(case):
+        X, y, lr, steps = case
+        judge_trajectory(sub.call("train", X, y, lr, steps), ctx, X, y, lr, steps, describe_data(X, y, lr, steps))
+
+    rng = ctx.rng(4)
+    with shrink_on_failure(sub, small_trajectories, verify):
+        for N, D, lr, steps in ((4, 2, 0.5, 3), (7, 3, 1.0, 20), (50, 4, 0.3, 200), (300, 6, 0.1, 500)):
+            X, y = small_data(rng, N, D)
+            if N > 10:
+                X = rng.standard_normal((N, D))
+            verify((X, y, lr, steps))
+
+
+@check("y of shape (N, 1) gives the same w, of shape (D,), and float b as y of shape (N,)", uses=("train",))
+def column_labels(sub, ctx):
+    from mlprep.grading._runner import SubmissionRaised
+
+    rng = ctx.rng(5)
+    for N, D, lr, steps, y_dtype in ((6, 2, 0.5, 5, "float64"), (7, 3, 1.0, 10, "int64"), (40, 3, 0.5, 50, "float64")):
+        X, y = small_data(rng, N, D, y_dtype)
+        y_col = y.reshape(-1, 1)
+        scenario = describe_data(X, y_col, lr, steps)
+        try:
+            got = sub.call("train", X, y_col, lr, steps)
+        except SubmissionRaised as problem:
+            control = sub.control("train", X, y, lr, steps)
+            if control is None:
+                raise
+            head, _, trace = problem.message.partition("\n")
+            raise SubmissionRaised(f"{scenario}: {head}; the same call with y of shape ({N},) returns, so {RESHAPE_HINT}."
+                                   + (f"\n{trace}" if trace else ""), problem.details) from None
+        w = expect_sequence(got, 2, what="train's result (w, b)", scenario=scenario)[0]
+        shape = np.shape(w) if isinstance(w, np.ndarray) else None
+        if shape is not None and len(shape) == 2 and shape[-1] == N:
+            fail(f"w ({scenario}): expected shape ({D},), got shape {shape}; {RESHAPE_HINT}", expected_shape=[D], got_shape=list(shape))
+        judge_trajectory(got, ctx, X, y_col, lr, steps, scenario)
+
+
+@check("integer X and y, float32 X: w of shape (D,) and float b, at X's precision", uses=("train",))
+def input_dtypes(sub, ctx):
+    rng = ctx.rng(6)
+    X_int = rng.integers(0, 6, (6, 2))
+    y_int = np.array([0, 1, 1, 0, 1, 0])
+    judge_trajectory(sub.call("train", X_int, y_int, 0.5, 10), ctx, X_int, y_int, 0.5, 10, describe_data(X_int, y_int, 0.5, 10))
+    X32 = rng.standard_normal((30, 3)).astype(np.float32)
+    y = (rng.random(30) < 0.5).astype(np.float64)
+    scenario = describe_data(X32, y, 0.5, 50) + f", graded at rtol {FLOAT32_X_RTOL:g}, atol {FLOAT32_X_ATOL:g} (float32 arithmetic allowed)"
+    judge_trajectory(sub.call("train", X32, y, 0.5, 50), ctx, X32, y, 0.5, 50, scenario, rtol=FLOAT32_X_RTOL, atol=FLOAT32_X_ATOL,
+                     precision="float32")
+
+
+@check("converges: the log-loss never rises with more steps and reaches the optimum", uses=("train",))
+def converges(sub, ctx):
+    code = convergence_code()
+    X, y = build(code)
+    scenario = f"the data of `{code.splitlines()[1]}` with labels from a logistic model (seed {CONVERGENCE_SEED}), lr={CONVERGENCE_LR!r}"
+    runs = expect_sequence(sub.run(train_for_step_counts, code, CONVERGENCE_LR, STEP_COUNTS), len(STEP_COUNTS), what="the runs",
+                           scenario=scenario)
+    previous, previous_loss = 0, float(np.log(2.0))  # w = 0, b = 0: p = 0.5 everywhere
+    for steps, got in zip(STEP_COUNTS, runs):
+        w, b = read_model(got, X.shape[1], f"{scenario}, steps={steps}")  # the last: after STEP_COUNTS[-1] steps
+        loss = mean_log_loss(X, y, w, b)
+        if not np.isfinite(loss) or loss > previous_loss + 1e-12:
+            hint = step_hint(X, y, np.zeros(3), 0.0, -w / CONVERGENCE_LR, -b / CONVERGENCE_LR) if steps == 1 else ""
+            fail(f"mean log-loss ({scenario}): {previous_loss:.9g} after {previous} steps, {loss:.9g} after {steps}: it rose. Each step must"
+                 f" go down the gradient of the mean log-loss, whose size lr = {CONVERGENCE_LR:g} keeps the steps stable here. {hint}".strip(),
+                 what="mean log-loss", got=f"{loss:.9g}")
+        previous, previous_loss = steps, loss
+    want_w, want_b = newton_optimum(X, y)
+    best = mean_log_loss(X, y, want_w, want_b)
+    with on_input(Call.code(f"{code}\ntrain(X, y, {CONVERGENCE_LR!r}, {STEP_COUNTS[-1]})  # the optimum (Newton's method):"
+                            f" w = {np.round(want_w, 6).tolist()}, b = {want_b:.6f}")):
+        assert_close(w, want_w, what=f"w after {STEP_COUNTS[-1]} steps (the optimum, by Newton's method)", scenario=f"{scenario}, loss"
+                     f" {previous_loss:.9g}, optimum {best:.9g}", rtol=0.0, atol=1e-6)
+        assert_close(b, want_b, what=f"b after {STEP_COUNTS[-1]} steps (the optimum)", scenario=scenario, rtol=0.0, atol=1e-6)
+
+
+@check("train leaves X and y unchanged", uses=("train",))
+def train_inputs_unchanged(sub, ctx):
+    rng = ctx.rng(8)
+    X, y = small_data(rng, 6, 2)
+    for y_in in (y, y.reshape(-1, 1)):
+        inputs_unchanged(sub, "train", X, y_in, 0.5, 5, scenario=describe_data(X, y_in, 0.5, 5))

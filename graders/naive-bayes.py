@@ -1,0 +1,436 @@
+"""Checks for `naive-bayes`: Multinomial Naive Bayes over count features, with additive smoothing, in log space.
+
+Expected values come from the reference, run here in float64; it equals
+sklearn.naive_bayes.MultinomialNB(alpha=alpha) (fit_prior=True: the prior is each class's share of the
+training documents) to within 1e-12 on every graded input, and the self-check proves it by grading a
+wrapper of sklearn's class as an alternative (scikit-learn is a test dependency, never needed to grade).
+Log-probabilities are compared at float64's tolerance (|got - expected| <= 1e-7 + 1e-7 |expected|);
+labels exactly, as values: strings as strings, integer labels as numbers.
+
+Labels cross between the sandbox and here as plain data: a NumPy array of strings cannot, so string
+labels go in as a list of str (made into np.array(y) in the sandbox) and come back as one.
+
+Hints follow the evidence: after a failed comparison the judge recomputes the log-probabilities each
+known mistake gives on the same input (alpha left out, alpha * V left out of the denominator, a prior
+from token counts, no normalisation, columns in first-seen order) and names the one the learner's
+values match; the long-document check first runs the same model on short documents, so a failure only
+at 5,000 tokens points at underflow.
+"""
+
+import numpy as np
+
+from mlprep.grading import (Call, CheckFailed, assert_close, assert_keeps_precision, assert_shape, check, fail, inputs_from_code, literal, log_softmax, scenario,
+                            shrink_on_failure)
+
+UNDERFLOW_HINT = ("The same model passed on short documents just before; the probabilities of a 5,000-token document are around"
+                  " exp(-19,000), which is 0 in float64: a product of"
+                  " probabilities, or exp of the joint log-likelihood before normalising, gives 0, then 0 / 0 = NaN or log 0 = -inf."
+                  " Stay in log space: sum x * log P(feature | class), and normalise by subtracting each row's log-sum-exp"
+                  " (m + log(sum(exp(s - m))) with m the row's maximum).")
+UNSEEN_HINT = ("A feature that never occurs in a class's training documents has count 0 there, so without smoothing log P(feature |"
+               " class) = log 0 = -inf, one occurrence zeroes the class (and 0 * -inf = NaN where it does not occur): add alpha to every"
+               " count before normalising.")
+
+
+# ---------------------------------------------------------------------------------------------
+# Scenarios (run in the sandbox) and how their inputs read as learner code
+# ---------------------------------------------------------------------------------------------
+def plain_labels(labels):
+    """Labels as plain data: numbers as an array; strings (a NumPy string array cannot cross) as {"text": [...], "shape": [...]}."""
+    try:
+        arr = np.asarray(labels)
+    except Exception:  # whatever it is, the judge says what came back
+        return labels
+    if arr.dtype.kind in "USO":
+        return {"text": [item if isinstance(item, (str, int, float)) else repr(item) for item in arr.ravel().tolist()], "shape": list(arr.shape)}
+    return arr
+
+
+def constructor_code(alpha, how):
+    return {"default": "MultinomialNB()", "positional": f"MultinomialNB({alpha!r})", "keyword": f"MultinomialNB(alpha={alpha!r})"}[how]
+
+
+def make_model(module, alpha, how):
+    if how == "default":
+        return module.MultinomialNB()
+    return module.MultinomialNB(alpha) if how == "positional" else module.MultinomialNB(alpha=alpha)
+
+
+def _fit_and_call(module, X, y, X_test, alpha, how, method):
+    model = make_model(module, alpha, how)
+    model.fit(X, np.asarray(y))
+    result = getattr(model, method)(X if X_test is None else X_test)
+    return plain_labels(result) if method == "predict" else result
+
+
+def _fit_repro(interface, X, y, X_test, alpha, how, method):
+    test = "X" if X_test is None else "X_test"
+    lines = [f"X = {literal(X)}", f"y = np.array({literal(y)})" if isinstance(y, list) else f"y = {literal(y)}"]
+    lines += [] if X_test is None else [f"X_test = {literal(X_test)}"]
+    return Call.code("\n".join(lines + [f"model = {constructor_code(alpha, how)}", "model.fit(X, y)", f"model.{method}({test})"]))
+
+
+@scenario(repro=_fit_repro)
+def fit_and_call(module, X, y, X_test, alpha, how, method):
+    """Scenario: construct (alpha default, positional or keyword), fit on (X, y), then `method` on X_test (None: X)."""
+    return _fit_and_call(module, X, y, X_test, alpha, how, method)
+
+
+def _built_repro(interface, code, alpha, how, method):
+    return Call.code(f"{code}\nmodel = {constructor_code(alpha, how)}\nmodel.fit(X, y)\nmodel.{method}(X_test)")
+
+
+@scenario(repro=_built_repro)
+def fit_and_call_built(module, code, alpha, how, method):
+    """Scenario: as fit_and_call, on X, y, X_test built here by `code` (large inputs read as the code that makes them)."""
+    X, y, X_test = build(code)
+    return _fit_and_call(module, X, y, X_test, alpha, how, method)
+
+
+@scenario(repro=lambda interface, X, y: Call.code(f"X = {literal(X)}\ny = {literal(y)}\nmodel = MultinomialNB()\n"
+                                                  "model.fit(X, y) is model  # fit must return the model itself"))
+def fit_returns(module, X, y):
+    model = module.MultinomialNB()
+    returned = model.fit(X, np.asarray(y))
+    return {"is_self": returned is model, "returned": type(returned).__name__}
+
+
+@scenario(repro=lambda interface, X, y, X_test: Call.code(
+    f"X = {literal(X)}\ny = np.array({literal(y)})\nX_test = {literal(X_test)}\nbefore = X.copy(), y.copy(), X_test.copy()\n"
+    "model = MultinomialNB()\nmodel.fit(X, y)\nmodel.predict(X_test)\nmodel.predict_log_proba(X_test)\n"
+    "[np.array_equal(a, b) for a, b in zip((X, y, X_test), before)]  # all True: the inputs are unchanged"))
+def inputs_after_use(module, X, y, X_test):
+    """Scenario: fit, predict and predict_log_proba, then the inputs themselves, for the judge to compare with its copies."""
+    y_arr = np.asarray(y)
+    model = module.MultinomialNB()
+    model.fit(X, y_arr)
+    model.predict(X_test)
+    model.predict_log_proba(X_test)
+    return X, plain_labels(y_arr), X_test
+
+
+def build(code):
+    return inputs_from_code(code, "X", "y", "X_test")
+
+
+def random_code(seed, N, V, K, N_test, labels=None, length=(5, 30), test_length=None, concentration=1.0):
+    """Lines that build count data from K class-specific multinomials: y with every class, X (N, V), X_test (N_test, V)."""
+    test_length = test_length or length
+    names = f"np.array({labels!r})[labels]" if labels else "labels"
+    return (f"rng = np.random.default_rng({seed})\ntheta = rng.dirichlet(np.full({V}, {concentration!r}), size={K})  # each class's feature distribution\n"
+            f"labels = rng.permutation(np.arange({N}) % {K})\n"
+            f"X = np.stack([rng.multinomial(n, theta[c]) for c, n in zip(labels, rng.integers({length[0]}, {length[1] + 1}, {N}))])\n"
+            f"X_test = np.stack([rng.multinomial(n, theta[c]) for c, n in zip(rng.integers(0, {K}, {N_test}),"
+            f" rng.integers({test_length[0]}, {test_length[1] + 1}, {N_test}))])\ny = {names}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Expected values and known mistakes (judge side)
+# ---------------------------------------------------------------------------------------------
+def reference_result(ctx, X, y, X_test, alpha, method):
+    model = ctx.reference.MultinomialNB(alpha).fit(np.asarray(X), np.asarray(y))
+    out = getattr(model, method)(np.asarray(X if X_test is None else X_test))
+    return out.tolist() if method == "predict" else out
+
+
+def mistaken_log_probas(X, y, X_test, alpha):
+    """{what the code does wrong: the predict_log_proba it then gives} for the known mistakes that give finite values."""
+    X, X_test, y = np.asarray(X, dtype=np.float64), np.asarray(X_test, dtype=np.float64), np.asarray(y)
+    classes, inverse = np.unique(y, return_inverse=True)
+    counts = np.zeros((len(classes), X.shape[1]))
+    np.add.at(counts, inverse, X)
+    documents = np.bincount(inverse, minlength=len(classes)).astype(np.float64)
+
+    def log_proba(alpha_used=alpha, denominator_alpha=True, prior=documents, normalise=True):
+        smoothed = counts + alpha_used
+        denominator = smoothed.sum(axis=1, keepdims=True) if denominator_alpha else counts.sum(axis=1, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            jll = X_test @ (np.log(smoothed) - np.log(denominator)).T + np.log(prior) - np.log(prior.sum())
+        return log_softmax(jll, axis=1) if normalise else jll
+
+    found = {
+        "alpha is not used: these are the values for alpha = 1.0 (add alpha, not 1, to every count)": log_proba(alpha_used=1.0),
+        ("the denominator leaves out alpha * V: P(feature | class) = (count + alpha) / (the class's total count + alpha * V),"
+         " V the number of features, so that it sums to 1 over the features"): log_proba(denominator_alpha=False),
+        ("the prior counts tokens (each class's total feature count) instead of documents: P(class) = the class's share of the"
+         " training documents"): log_proba(prior=counts.sum(axis=1)),
+        ("the rows are not normalised: these are the joint log-likelihoods log P(class) + sum x * log P(feature | class);"
+         " subtract each row's log-sum-exp"): log_proba(normalise=False),
+    }
+    first_seen = [int(np.flatnonzero(classes == label)[0]) for label in dict.fromkeys(y.tolist())]
+    if first_seen != sorted(first_seen):
+        found[f"the columns are in the order the classes first appear in y ({', '.join(map(repr, classes[first_seen].tolist()))});"
+              f" they must follow np.unique(y), sorted ({', '.join(map(repr, classes.tolist()))})"] = log_proba()[:, first_seen]
+    return found
+
+
+def likely_cause(got, want, X, y, X_test, alpha):
+    """The known mistake whose log-probabilities the learner's match (and the right ones do not), or ""."""
+    try:
+        got = np.asarray(got, dtype=np.float64)
+    except (TypeError, ValueError):
+        return ""
+    variants = mistaken_log_probas(X, y, X if X_test is None else X_test, alpha)
+    matches = [text for text, values in variants.items() if values.shape == got.shape and np.all(np.isfinite(values))
+               and not np.allclose(values, want, rtol=1e-7, atol=1e-7) and np.allclose(got, values, rtol=1e-9, atol=1e-9)]
+    return f"Your values match a known mistake: {matches[0]}." if len(matches) == 1 else ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Judging
+# ---------------------------------------------------------------------------------------------
+def describe_input(X, y, X_test, alpha, how):
+    X, y = np.asarray(X), np.asarray(y)
+    kind = "string" if y.dtype.kind in "US" else y.dtype.name
+    rows = 0 if X_test is None else np.shape(X_test)[0]
+    test = "" if X_test is None else f", {rows} test row{'s' * (rows != 1)}"
+    return f"{X.dtype.name} counts X of shape {X.shape}, {kind} labels {np.unique(y).tolist()}{test}, {constructor_code(alpha, how)}"
+
+
+def judge_log_proba(got, want, X, y, X_test, alpha, scenario, hint=""):
+    """predict_log_proba's result against the expected (N, K) float64 values, with the known mistake it matches as the hint."""
+    assert_shape(got, want.shape, what="predict_log_proba's result", scenario=scenario)
+    assert_keeps_precision(got, "float64", what="predict_log_proba's result", scenario=scenario)
+    try:
+        assert_close(got, want, what="predict_log_proba's result", scenario=scenario, hint=hint)
+    except CheckFailed as failure:
+        failure.explain = lambda: likely_cause(got, want, X, y, X_test, alpha)
+        raise
+
+
+def read_labels(got, n, scenario):
+    """The learner's predicted labels as a list of Python values, or a clean fail."""
+    if isinstance(got, dict) and "text" in got:
+        values, shape = got["text"], tuple(got["shape"])
+    elif isinstance(got, np.ndarray) and got.dtype.kind in "biuf":
+        values, shape = got.ravel().tolist(), got.shape
+    else:
+        fail(f"predict's result ({scenario}): expected a 1-D array of {n} labels, got {type(got).__name__} {str(got)[:80]}")
+    if shape != (n,):
+        fail(f"predict's result ({scenario}): expected shape ({n},), one label per row, got shape {shape}", expected_shape=[n], got_shape=list(shape))
+    return values
+
+
+def same_label(got, want):
+    if isinstance(want, str):
+        return isinstance(got, str) and got == want
+    return not isinstance(got, (str, bool)) and got == want
+
+
+def judge_labels(got, want, classes, scenario, hint=""):
+    """predict's labels, exactly, by value; the hint says when they are class positions rather than labels."""
+    values = read_labels(got, len(want), scenario)
+    wrong = [i for i, (g, w) in enumerate(zip(values, want)) if not same_label(g, w)]
+    if not wrong:
+        return
+    i = wrong[0]
+    positions = [classes.index(w) for w in want]
+    if values == positions and positions != want:
+        hint = (f"These are the positions of the classes in np.unique(y) (0 to {len(classes) - 1}), not the labels: return"
+                f" classes[argmax], the labels {classes} themselves")
+    elif isinstance(want[i], str) and not isinstance(values[i], str):
+        hint = "The labels in y are strings here: predict must return them as they are"
+    fail(f"predict's labels ({scenario}): {len(wrong)} of {len(want)} differ; first at row {i}: expected {want[i]!r}, got {values[i]!r}."
+         + (f" {hint}." if hint else ""), what="predict's labels", first_index=str(i), expected=repr(want[i]), got=repr(values[i]))
+
+
+def log_proba_case(sub, ctx, X, y, X_test=None, alpha=1.0, how="default", hint="", what=""):
+    scenario = describe_input(X, y, X_test, alpha, how) + what
+    got = sub.run(fit_and_call, X, y, X_test, alpha, how, "predict_log_proba")
+    try:
+        judge_log_proba(got, reference_result(ctx, X, y, X_test, alpha, "predict_log_proba"), X, y, X_test, alpha, scenario, hint)
+    except CheckFailed as failure:
+        if not hint and not all_finite(got):
+            failure.explain = lambda: zero_count_control(sub, X, y, X_test, alpha, how)
+        raise
+
+
+def all_finite(values):
+    try:
+        return bool(np.all(np.isfinite(np.asarray(values, dtype=np.float64))))
+    except (TypeError, ValueError):
+        return True  # not numbers at all: the message says so, no hint
+
+
+def zero_count_control(sub, X, y, X_test, alpha, how):
+    """After inf/NaN log-probabilities: the same fit with every training count raised by 1 (no zero counts left). If that is
+    finite, the zero counts are the cause."""
+    X_plus = np.asarray(X) + 1
+    got = sub.control(fit_and_call, X_plus, y, X if X_test is None else X_test, alpha, how, "predict_log_proba")
+    if got is None or not all_finite(got):
+        return ""
+    return f"With every training count raised by 1 (no zero counts left), your predict_log_proba is finite. {UNSEEN_HINT}"
+
+
+def predict_case(sub, ctx, X, y, X_test=None, alpha=1.0, how="default", hint=""):
+    scenario = describe_input(X, y, X_test, alpha, how)
+    got = sub.run(fit_and_call, X, y, X_test, alpha, how, "predict")
+    judge_labels(got, reference_result(ctx, X, y, X_test, alpha, "predict"), np.unique(np.asarray(y)).tolist(), scenario, hint)
+
+
+def built_case(sub, ctx, code, method, alpha=1.0, how="default", what="", hint=""):
+    """A case built by `code`, judged by `method`; returns the learner's result."""
+    X, y, X_test = build(code)
+    scenario = describe_input(X, y, X_test, alpha, how) + what
+    got = sub.run(fit_and_call_built, code, alpha, how, method)
+    want = reference_result(ctx, X, y, X_test, alpha, method)
+    if method == "predict":
+        judge_labels(got, want, np.unique(y).tolist(), scenario, hint)
+    else:
+        judge_log_proba(got, want, X, y, X_test, alpha, scenario, hint)
+    return got
+
+
+def tokens_text(length):
+    return f"{length[0]:,}" if length[0] == length[1] else f"{length[0]:,}-{length[1]:,}"
+
+
+def small_cases(alphas=(1.0,)):
+    """Hypothesis cases (X, y, alpha): N 2-6 documents, V 1-4 features, counts 0-5, labels 0-2, classes 0 and 1 present."""
+    from hypothesis import strategies as st
+
+    @st.composite
+    def case(draw):
+        N, V = draw(st.integers(2, 6)), draw(st.integers(1, 4))
+        X = np.array(draw(st.lists(st.lists(st.integers(0, 5), min_size=V, max_size=V), min_size=N, max_size=N)), dtype=np.int64)
+        first = draw(st.sampled_from(([0, 1], [1, 0])))  # [1, 0]: the classes first seen out of sorted order
+        y = np.array(first + draw(st.lists(st.integers(0, 2), min_size=N - 2, max_size=N - 2)), dtype=np.int64)
+        return X, y, draw(st.sampled_from(alphas))
+
+    return case()
+
+
+def built_from_random_data(failure):
+    """Worth shrinking: a failure on random data (shown as the code that makes it, complete but long)."""
+    return failure.failing_input is None or "default_rng" in str(failure.failing_input)
+
+
+def shrinking(sub, ctx, alphas=(1.0,), how="default"):
+    return shrink_on_failure(sub, lambda: small_cases(alphas), lambda case: log_proba_case(sub, ctx, case[0], case[1], None, case[2], how),
+                             worth_shrinking=built_from_random_data)
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks
+# ---------------------------------------------------------------------------------------------
+SMALL_X = np.array([[2, 1, 0, 0], [3, 0, 1, 0], [0, 1, 2, 4], [1, 0, 3, 2], [0, 2, 2, 1]])
+SMALL_Y = np.array([0, 0, 1, 1, 1])
+
+
+@check("fit returns the model itself (self)")
+def fit_returns_self(sub, ctx):
+    got = sub.run(fit_returns, SMALL_X, SMALL_Y)
+    if not (isinstance(got, dict) and got.get("is_self") is True):
+        returned = got.get("returned") if isinstance(got, dict) else "?"
+        fail(f"fit (counts X of shape {SMALL_X.shape}, labels [0, 1]): expected fit to return the model itself, so that"
+             f" MultinomialNB().fit(X, y).predict(X) works; it returned {'None' if returned == 'NoneType' else 'a ' + str(returned)}."
+             " End fit with `return self`.", what="fit's result", got=str(returned))
+
+
+@check("predict_log_proba matches sklearn's MultinomialNB (alpha = 1.0, the default)")
+def matches_sklearn(sub, ctx):
+    with shrinking(sub, ctx):
+        log_proba_case(sub, ctx, SMALL_X, SMALL_Y)
+        log_proba_case(sub, ctx, SMALL_X, SMALL_Y, np.array([[1, 1, 1, 1], [5, 0, 0, 0], [0, 0, 0, 3]]))
+        for seed, (N, V, K) in enumerate([(12, 6, 3), (200, 40, 4)], start=11):
+            built_case(sub, ctx, random_code(seed, N, V, K, 25), "predict_log_proba")
+
+
+@check("alpha is used: 0.5, 0.01 and 2.5, positional or keyword")
+def alpha_used(sub, ctx):
+    with shrinking(sub, ctx, alphas=(0.5, 0.01, 2.5), how="keyword"):
+        for alpha, how in ((0.5, "keyword"), (0.01, "positional"), (2.5, "keyword")):
+            log_proba_case(sub, ctx, SMALL_X, SMALL_Y, alpha=alpha, how=how)
+        built_case(sub, ctx, random_code(21, 60, 20, 3, 15), "predict_log_proba", alpha=0.25, how="positional")
+
+
+@check("predict returns the most probable class's label (integer labels 3, 7, 11)")
+def predict_labels(sub, ctx):
+    y = np.array([3, 3, 7, 7, 11, 11])
+    X = np.array([[4, 0, 1], [3, 1, 0], [0, 4, 1], [1, 3, 0], [0, 1, 5], [1, 0, 4]])
+    predict_case(sub, ctx, X, y, np.array([[5, 0, 0], [0, 6, 1], [0, 0, 7], [2, 2, 3]]))
+    built_case(sub, ctx, random_code(31, 90, 30, 3, 40, labels=[3, 7, 11]), "predict")
+
+
+@check("rows of predict_log_proba log-sum-exp to 0, for 10-30- and 5,000-token documents")
+def rows_normalised(sub, ctx):
+    for length in ((10, 30), (5000, 5000)):
+        code = random_code(41, 60, 50, 3, 8, test_length=length, concentration=0.5)
+        X, y, X_test = build(code)
+        scenario = f"{describe_input(X, y, X_test, 1.0, 'default')}, test documents of {tokens_text(length)} tokens"
+        got = sub.run(fit_and_call_built, code, 1.0, "default", "predict_log_proba")
+        assert_shape(got, (len(X_test), 3), what="predict_log_proba's result", scenario=scenario)
+        values = np.asarray(got, dtype=np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            top = np.max(values, axis=1, keepdims=True)
+            row_lse = (top + np.log(np.sum(np.exp(values - top), axis=1, keepdims=True)))[:, 0]
+        hint = UNDERFLOW_HINT if length[0] == 5000 else ""
+        assert_close(row_lse, np.zeros(len(X_test)), what="the log-sum-exp of each row of predict_log_proba (log of the probabilities' sum)",
+                     scenario=scenario, hint=hint)
+
+
+@check("an empty document gets the class priors, log(documents of the class / N)")
+def empty_document(sub, ctx):
+    X = np.array([[2, 0, 1], [0, 3, 1], [1, 1, 0], [0, 2, 2]])
+    y = np.array([0, 1, 1, 1])  # priors 1/4 and 3/4 from documents; 3/13 and 10/13 from tokens
+    log_proba_case(sub, ctx, X, y, np.array([[0, 0, 0]]), what=", an empty test document: expected the log priors, log(1/4) and log(3/4)"
+                   " (with no tokens the likelihood is 1, so the posterior is the prior: each class's share of the training documents)")
+
+
+@check("a feature unseen in a class's training documents doesn't zero that class")
+def unseen_feature(sub, ctx):
+    # Feature 3 never occurs in class 1's documents; the test document is class 1's in every other respect.
+    X = np.array([[0, 2, 3, 1], [1, 3, 2, 2], [4, 0, 1, 0], [3, 1, 0, 0], [5, 0, 0, 0]])
+    y = np.array([0, 0, 1, 1, 1])
+    X_test = np.array([[6, 0, 0, 1], [6, 0, 0, 0]])
+    scenario = describe_input(X, y, X_test, 1.0, "default") + ", feature 3 unseen in class 1, once in test row 0"
+    got = sub.run(fit_and_call, X, y, X_test, 1.0, "default", "predict")
+    want = reference_result(ctx, X, y, X_test, 1.0, "predict")
+    values = read_labels(got, 2, scenario)
+    zeroed = same_label(values[1], want[1]) and not same_label(values[0], want[0])  # only the row with the unseen feature is wrong
+    judge_labels(got, want, [0, 1], scenario, hint=UNSEEN_HINT.rstrip(".") if zeroed else "")
+    got = sub.run(fit_and_call, X, y, X_test, 1.0, "default", "predict_log_proba")
+    shows_zero = all_finite(np.asarray(got)[1:]) if isinstance(got, np.ndarray) and got.shape == (2, 2) else False
+    zeroed = shows_zero and not np.isfinite(got[0, 1]) and got.dtype.kind == "f"
+    judge_log_proba(got, reference_result(ctx, X, y, X_test, 1.0, "predict_log_proba"), X, y, X_test, 1.0, scenario,
+                    hint=f"Class 1's log-probability is {got[0, 1]!r} in row 0, the row with the unseen feature. {UNSEEN_HINT}" if zeroed else "")
+
+
+@check("5,000-token documents (the product of probabilities underflows) still classify")
+def long_documents(sub, ctx):
+    for length in ((10, 30), (5000, 5000)):
+        code = random_code(51, 60, 50, 3, 12, test_length=length, concentration=0.5)
+        what = f", test documents of {tokens_text(length)} tokens"
+        hint = UNDERFLOW_HINT if length[0] == 5000 else ""  # the same model passed on short documents just before
+        built_case(sub, ctx, code, "predict", what=what, hint=hint)
+        built_case(sub, ctx, code, "predict_log_proba", what=what, hint=hint)
+
+
+@check("string labels: predict returns them, columns follow np.unique(y)")
+def string_labels(sub, ctx):
+    y = ["spam", "ham", "eggs", "spam", "ham", "eggs"]  # first seen: spam, ham, eggs; np.unique: eggs, ham, spam
+    X = np.array([[0, 1, 4], [3, 1, 0], [1, 4, 0], [1, 0, 2], [4, 0, 2], [0, 3, 1]])
+    X_test = np.array([[0, 0, 5], [5, 1, 0], [0, 5, 1], [1, 1, 1]])
+    predict_case(sub, ctx, X, y, X_test)
+    log_proba_case(sub, ctx, X, y, X_test)
+    code = random_code(61, 80, 25, 3, 20, labels=["spam", "ham", "eggs"])
+    built_case(sub, ctx, code, "predict")
+    built_case(sub, ctx, code, "predict_log_proba")
+
+
+@check("fit, predict and predict_log_proba leave X, y and X_test unchanged")
+def inputs_left_unchanged(sub, ctx):
+    y = ["spam", "ham", "spam", "eggs", "ham"]
+    X = np.array([[1, 0, 2], [0, 3, 1], [2, 1, 0], [0, 0, 4], [1, 2, 1]])
+    X_test = np.array([[0, 1, 1], [3, 0, 0]])
+    scenario = describe_input(X, y, X_test, 1.0, "default")
+    got = sub.run(inputs_after_use, X, y, X_test)
+    if not (isinstance(got, (list, tuple)) and len(got) == 3):
+        fail(f"inputs ({scenario}): the scenario did not return the inputs")
+    X_after, y_after, X_test_after = got
+    for name, after, before in (("X", X_after, X), ("X_test", X_test_after, X_test)):
+        if not (isinstance(after, np.ndarray) and after.shape == before.shape and np.array_equal(after, before)):
+            fail(f"{name} ({scenario}): fit or predict modified {name} in place; the caller's data must be left unchanged: compute new"
+                 " arrays instead of writing into the arguments", what=name)
+    if not (isinstance(y_after, dict) and y_after.get("text") == y):
+        fail(f"y ({scenario}): fit modified y in place; leave the caller's labels unchanged", what="y")

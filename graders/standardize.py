@@ -1,0 +1,353 @@
+"""Checks for `standardize`: a Standardizer with fit, streaming partial_fit and transform.
+
+Every case is a script run on one Standardizer in the sandbox (`standardizer_script`): its data
+are built there by a few lines of code (the same lines the failing input shows), then fit,
+partial_fit, a stream of partial_fit batches and transform are called in order, and after each
+call the script records mean_, var_, what the call returned, transform's output, and whether the
+call changed its argument. The judge computes the expected statistics itself, in float64, with
+the two-pass formulas (np.mean, then the mean of squared deviations) over exactly the rows the
+contract says count: those of the last fit plus every partial_fit since. So the reference is not
+consulted for values, and any correct streaming formula (Welford per row, Chan's merge per batch,
+shifted sums) passes.
+
+Tolerances: float64 data at float64 tolerance (assert_close's defaults), float32 data at float32
+tolerance. The cancellation case (mean 1e9, unit spread) uses the contract's own bounds: the std
+sqrt(var_) within 1e-6 relative of the two-pass std, mean_ within 1e-4 std of the two-pass mean,
+transform within 1e-4 + 1e-6 |z| (what those two bounds allow).
+
+Hints follow the evidence: the learner's numbers are compared with what a known mistake gives on
+the same rows (ddof = 1, the batch's own statistics, every row ever seen, the transformed data's
+own statistics), and a failed cancellation case is run again on the same data shifted to mean 0.
+"""
+
+import numpy as np
+
+from mlprep.grading import Call, GraderDefect, assert_close, assert_keeps_precision, check, fail, inputs_from_code, on_input, scenario, tolerance_for
+
+STD_RTOL = 1e-6  # streaming std vs two-pass std, relative (the contract)
+MEAN_ATOL_STD = 1e-4  # streaming mean vs two-pass mean, in units of the std (the contract)
+OFFSET = 1e9
+
+ZERO_VAR_HINT = ("a column whose var_ is 0 has std 0: give it 0 instead of dividing (divide only where var_ > 0, e.g."
+                 " np.divide(..., out=np.zeros(...), where=std > 0))")
+CANCEL_HINT = ("mean(x**2) - mean(x)**2 (or sum of squares minus n * mean**2) subtracts two numbers near 1e18 whose difference"
+               " is about 1: all digits cancel. Keep a running mean and a sum of squared deviations instead (Welford per row, or"
+               " Chan's merge of each batch's own mean and M2)")
+
+
+# ---------------------------------------------------------------------------------------------
+# Scenario (runs in the sandbox) and its rendering
+# ---------------------------------------------------------------------------------------------
+def build(data_code):
+    return inputs_from_code(data_code)
+
+
+def _stat(obj, name):
+    """obj.<name> as a float64 copy (later calls must not change what was recorded), or None if missing."""
+    if not hasattr(obj, name):
+        return None
+    value = getattr(obj, name)
+    try:
+        return np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        return value
+
+
+def script_code(data_code, steps, show):
+    lines = [data_code, "s = Standardizer()"]
+    for step in steps:
+        method, expr = step[0], step[1]
+        if method == "stream":
+            lines += [f"for i in range(0, len({expr}), {step[2]}):", f"    s.partial_fit({expr}[i:i + {step[2]}])"]
+        elif method == "transform":
+            lines.append(f"out = s.transform({expr})")
+        else:
+            lines.append(f"s.{method}({expr})")
+    return "\n".join(lines + [show])
+
+
+@scenario(repro=lambda interface, data_code, steps, show="s.mean_, s.var_": Call.code(script_code(data_code, steps, show)))
+def standardizer_script(module, data_code, steps, show="s.mean_, s.var_"):
+    """Scenario: one Standardizer, the steps in order: ("fit" | "partial_fit" | "transform", expr) or
+    ("stream", expr, batch) for partial_fit on consecutive batches; per step a record of mean_, var_,
+    whether the call returned the object itself, transform's output, and whether the argument changed."""
+    arrays = build(data_code)
+    s = module.Standardizer()
+    records = []
+    for step in steps:
+        method, expr = step[0], step[1]
+        X = eval(expr, {"np": np}, arrays)
+        before = X.copy()
+        if method == "stream":
+            returned = [s.partial_fit(X[i:i + step[2]]) for i in range(0, len(X), step[2])][-1]
+        else:
+            returned = getattr(s, method)(X)
+        record = {"changed": not np.array_equal(X, before), "self": returned is s, "mean": _stat(s, "mean_"), "var": _stat(s, "var_")}
+        if method == "transform":
+            record["out"] = returned.copy() if isinstance(returned, np.ndarray) else returned
+        records.append(record)
+    return records
+
+
+# ---------------------------------------------------------------------------------------------
+# The judge's side
+# ---------------------------------------------------------------------------------------------
+def standardized(X, mean, var):
+    std = np.sqrt(var)
+    return np.divide(X - mean, std, out=np.zeros(X.shape), where=std > 0)
+
+
+def expected(data_code, steps):
+    """Per step: (the rows that count so far, the previous step's rows or None, the step's own input), float64."""
+    arrays = build(data_code)
+    seen, out = None, []
+    for step in steps:
+        X = np.asarray(eval(step[1], {"np": np}, arrays), dtype=np.float64)
+        before = seen
+        if step[0] == "fit":
+            seen = X
+        elif step[0] in ("partial_fit", "stream"):
+            seen = X if seen is None else np.vstack([seen, X])
+        out.append((seen, before, X))
+    return out
+
+
+def call_text(step):
+    if step[0] == "stream":
+        return f"s.partial_fit({step[1]}[i:i + {step[2]}]) over all of {step[1]}"
+    return f"s.{step[0]}({step[1]})"
+
+
+def stat_hint(got, name, seen, before, X, step, rtol, atol):
+    """What the learner's mean_ or var_ equals, if a known mistake gives it."""
+    def matches(value):
+        return value.shape == got.shape and np.allclose(got, value, rtol=rtol, atol=atol)
+
+    if name == "var_" and len(seen) > 1 and matches(seen.var(axis=0, ddof=1)):
+        return "this is the sample variance (divided by N - 1); var_ is the population variance, divided by N (ddof = 0)"
+    statistic = "mean" if name == "mean_" else "var"
+    if step[0] != "fit" and before is not None and matches(getattr(X, statistic)(axis=0)):
+        return ("these are the statistics of this batch alone: partial_fit must merge the batch into the rows seen before it"
+                " (including those of an earlier fit)")
+    if step[0] == "fit" and before is not None and matches(getattr(np.vstack([before, X]), statistic)(axis=0)):
+        return "these are the statistics of every row seen so far: fit must start afresh, from its own X_train alone"
+    return ""
+
+
+def run_script(sub, data_code, steps, *, what, dtype="float64", show="s.mean_, s.var_", tol=None, errstate=None):
+    """Run the script and compare every step with the two-pass statistics; tol = (std rtol, mean atol
+    in stds, transform atol, transform rtol) for the cancellation case, else the dtype's tolerance."""
+    if errstate:
+        with sub.errstate(**errstate):
+            records = sub.run(standardizer_script, data_code, steps, show)
+    else:
+        records = sub.run(standardizer_script, data_code, steps, show)
+    if not isinstance(records, list) or len(records) != len(steps):
+        raise GraderDefect(f"standardizer_script returned {type(records).__name__}, expected one record per step")
+    for k, (step, record, (seen, before, X)) in enumerate(zip(steps, records, expected(data_code, steps))):
+        call = call_text(step)
+        shown = Call.code(script_code(data_code, steps[:k + 1], "out" if step[0] == "transform" else "s.mean_, s.var_"))
+        want_mean, want_var = seen.mean(axis=0), seen.var(axis=0)
+        for name, got in (("mean_", record["mean"]), ("var_", record["var"])):
+            if got is None:
+                fail(f"after {call} ({what}): the Standardizer has no attribute {name}; set {name} (a float array of shape"
+                     f" {want_mean.shape}) in fit and partial_fit", failing_input=shown)
+            if not isinstance(got, np.ndarray):
+                fail(f"after {call} ({what}): {name} is not an array of numbers (got {got!r:.80})", failing_input=shown)
+        if tol is None:
+            rtol, atol = tolerance_for("float32" if dtype == "float32" else "float64")
+            for name, got, want in (("mean_", record["mean"], want_mean), ("var_", record["var"], want_var)):
+                hint = ""
+                if got.shape == want.shape and not np.allclose(got, want, rtol=rtol, atol=atol):
+                    hint = stat_hint(got, name, seen, before, X, step, rtol, atol)
+                with on_input(shown):
+                    assert_close(got, want, what=f"{name} after {call}", scenario=what, rtol=rtol, atol=atol, hint=hint)
+        else:
+            check_cancellation(sub, record, want_mean, want_var, f"after {call} ({what})", shown, data_code, steps[:k + 1], tol)
+        if step[0] == "transform":
+            check_transform(record, X, want_mean, want_var, call, what, shown, dtype, tol)
+    return records
+
+
+def check_transform(record, X, mean, var, call, what, shown, dtype, tol):
+    got = record["out"]
+    want = standardized(X, mean, var)
+    rtol, atol = tolerance_for("float32" if dtype == "float32" else "float64") if tol is None else (tol[3], tol[2])
+    hint = ""
+    if isinstance(got, np.ndarray) and got.shape == want.shape:
+        with np.errstate(all="ignore"):
+            bad = ~np.isfinite(got.astype(np.float64)) & (var == 0)
+            if bad.any():
+                hint = ZERO_VAR_HINT
+            elif len(X) > 1 and np.allclose(got, standardized(X, X.mean(axis=0), X.var(axis=0)), rtol=rtol, atol=atol):
+                hint = ("this is X standardized with its own mean and variance: transform must use the statistics learned by"
+                        " fit / partial_fit (mean_ and var_), never refit on the data it transforms")
+    with on_input(shown):
+        assert_close(got, want, what=call, scenario=what, rtol=rtol, atol=atol, hint=hint)
+        if dtype == "float64":
+            assert_keeps_precision(got, "float64", what=call, scenario=what)
+    if dtype == "int64" and isinstance(got, np.ndarray) and got.dtype.kind not in "fc":
+        fail(f"{call} ({what}): got dtype {got.dtype}; standardized values are fractions, so return floats", failing_input=shown)
+
+
+def check_cancellation(sub, record, want_mean, want_var, head, shown, data_code, steps, tol):
+    std_rtol, mean_atol = tol[0], tol[1]
+    got_mean, got_var = record["mean"], record["var"]
+    with on_input(shown):
+        for name, got, want in (("mean_", got_mean, want_mean), ("var_", got_var, want_var)):
+            if got.shape != want.shape:
+                assert_close(got, want, what=f"{name} {head}")
+    want_std = np.sqrt(want_var)
+    with np.errstate(invalid="ignore"):
+        got_std = np.sqrt(got_var)
+        std_err = np.abs(got_std - want_std) / want_std
+        mean_err = np.abs(got_mean - want_mean) / want_std
+    if not (std_err <= std_rtol).all():
+        j = int(np.argmax(np.where(np.isfinite(std_err), std_err, np.inf)))
+        shifted = sub.control(standardizer_script, data_code.replace(f"{OFFSET:g} + ", ""), steps)
+        hint = ""
+        if isinstance(shifted, list) and shifted and isinstance(shifted[-1], dict) and isinstance(shifted[-1].get("var"), np.ndarray):
+            if np.allclose(shifted[-1]["var"], want_var, rtol=1e-5):
+                hint = f"The same data shifted to mean 0 give the right variance, so the formula cancels: {CANCEL_HINT}."
+        fail(f"sqrt(var_) {head}: {got_std[j]:.10g} in column {j}, but the two-pass std of these rows is {want_std[j]:.10g}"
+             f" (var_ {got_var[j]:.6g} instead of {want_var[j]:.6g}); allowed: within {std_rtol:g} relative. {hint}",
+             failing_input=shown, column=j, got_std=float(got_std[j]), expected_std=float(want_std[j]))
+    if not (mean_err <= mean_atol).all():
+        j = int(np.argmax(mean_err))
+        fail(f"mean_ {head}: {got_mean[j]:.17g} in column {j}, but the two-pass mean is {want_mean[j]:.17g}, {mean_err[j]:.3g} stds"
+             f" away; allowed: {mean_atol:g} std", failing_input=shown, column=j)
+
+
+def normal_code(seed, arrays, dtype="float64"):
+    """Lines that build named arrays: {name: (rows, cols, loc, scale)}, loc + scale * N(0, 1) per column."""
+    lines = [f"rng = np.random.default_rng({seed})"]
+    for name, (rows, cols, loc, scale) in arrays.items():
+        text = f"rng.standard_normal(({rows}, {cols}))"
+        text = f"{scale!r} * {text}" if scale != 1 else text
+        text = f"{loc:g} + {text}" if loc else text
+        lines.append(f"{name} = ({text}).astype(np.{dtype})" if dtype != "float64" else f"{name} = {text}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks
+# ---------------------------------------------------------------------------------------------
+@check("fit: mean_ and var_ are the population mean and variance (ddof = 0)")
+def fit_statistics(sub, ctx):
+    run_script(sub, "X = np.array([[1.0, 2.0], [3.0, 6.0]])", [("fit", "X")], what="X = [[1, 2], [3, 6]]")
+    run_script(sub, "X = np.array([[5.0, -2.0, 0.5]])", [("fit", "X")], what="one row")
+    for seed, (n, d, loc, scale) in enumerate([(10, 3, 2.0, 3.0), (200, 5, -7.0, 0.25), (30, 1, 0.0, 1.0)], start=1):
+        run_script(sub, normal_code(seed, {"X": (n, d, loc, scale)}), [("fit", "X")], what=f"X ({n}, {d}) = {loc:g} + {scale:g} * N(0, 1)")
+
+
+@check("fit and partial_fit return the Standardizer itself")
+def returns_self(sub, ctx):
+    data_code = "X = np.array([[1.0, 2.0], [3.0, 6.0], [0.0, 1.0]])"
+    for steps in ([("fit", "X")], [("partial_fit", "X")]):
+        records = sub.run(standardizer_script, data_code, steps, "s.fit(X) is s" if steps[0][0] == "fit" else "s.partial_fit(X) is s")
+        if not records[-1]["self"]:
+            fail(f"s.{steps[0][0]}(X) did not return s itself: return self at the end of {steps[0][0]}, so that"
+                 f" Standardizer().{steps[0][0]}(X).transform(X) works (as in scikit-learn)")
+
+
+@check("transform standardizes with mean_ and var_")
+def transform_training(sub, ctx):
+    run_script(sub, "X = np.array([[1.0, 2.0], [3.0, 6.0]])", [("fit", "X"), ("transform", "X")], what="X = [[1, 2], [3, 6]]")
+    for seed, (n, d, loc, scale) in enumerate([(12, 3, 4.0, 2.0), (300, 6, -1.0, 0.01)], start=11):
+        run_script(sub, normal_code(seed, {"X": (n, d, loc, scale)}), [("fit", "X"), ("transform", "X")],
+                   what=f"X ({n}, {d}) = {loc:g} + {scale:g} * N(0, 1)")
+
+
+@check("transform of new data uses the training statistics")
+def training_statistics_only(sub, ctx):
+    run_script(sub, "X_train = np.array([[1.0, 2.0], [3.0, 6.0]])\nX_test = np.array([[2.0, 8.0], [5.0, 0.0], [1.0, 4.0]])",
+               [("fit", "X_train"), ("transform", "X_test")], what="fit on X_train, then X_test", show="out, s.mean_, s.var_")
+    run_script(sub, "X_train = np.array([[1.0, 2.0], [3.0, 6.0]])\nX_test = np.array([[4.0, -1.0]])",
+               [("fit", "X_train"), ("transform", "X_test")], what="one test row", show="out, s.mean_, s.var_")
+    code = normal_code(21, {"X_train": (100, 4, 0.0, 1.0), "X_test": (40, 4, 3.0, 5.0)})
+    run_script(sub, code, [("fit", "X_train"), ("transform", "X_test"), ("transform", "X_train")],
+               what="X_train = N(0, 1), X_test = 3 + 5 * N(0, 1)", show="out, s.mean_, s.var_")
+
+
+ZERO_VAR_CASES = [  # (what, data code, steps): column 1 (or every column) is constant
+    ("column 1 constant (3.0)", "X = np.array([[1.0, 3.0], [2.0, 3.0], [4.0, 3.0]])", [("fit", "X"), ("transform", "X")]),
+    ("one row: every column has variance 0", "X = np.array([[5.0, -2.0]])", [("fit", "X"), ("transform", "X")]),
+    ("column 1 constant (2.5), streamed in batches of 2",
+     "X = np.column_stack([np.arange(7.0), np.full(7, 2.5), np.arange(7.0) ** 2])", [("stream", "X", 2), ("transform", "X")]),
+]
+
+
+@check("zero-variance columns transform to 0")
+def zero_variance(sub, ctx):
+    for what, data_code, steps in ZERO_VAR_CASES:
+        run_script(sub, data_code, steps, what=what, show="out")
+
+
+@check("zero-variance columns raise no floating-point warning")
+def zero_variance_no_warning(sub, ctx):
+    for what, data_code, steps in ZERO_VAR_CASES:
+        run_script(sub, data_code, steps, what=what + ', under np.errstate(divide="raise", invalid="raise")', show="out",
+                   errstate={"divide": "raise", "invalid": "raise"})
+
+
+@check("partial_fit accumulates: after each batch, the statistics of every row so far")
+def partial_fit_accumulates(sub, ctx):
+    run_script(sub, "A = np.array([[1.0, 2.0], [3.0, 6.0]])\nB = np.array([[5.0, 10.0]])",
+               [("partial_fit", "A"), ("partial_fit", "B")], what="A = [[1, 2], [3, 6]], B = [[5, 10]]")
+    # Batches of uneven sizes (a single row among them) with different means, so the merge's
+    # between-batch term matters.
+    code = normal_code(31, {"A": (7, 3, 0.0, 1.0), "B": (1, 3, 5.0, 1.0), "C": (20, 3, -3.0, 2.0), "D": (4, 3, 10.0, 0.5)})
+    run_script(sub, code, [("partial_fit", n) for n in "ABCD"], what="batches A (7 rows), B (1), C (20), D (4) with means 0, 5, -3, 10")
+    run_script(sub, normal_code(32, {"X": (50, 2, 1.0, 3.0)}) + "\nZ = X + 4.0", [("stream", "X", 1), ("stream", "Z", 8)],
+               what="50 rows one by one, then 50 more in batches of 8")
+
+
+@check("partial_fit after fit adds to fit's rows")
+def partial_fit_after_fit(sub, ctx):
+    run_script(sub, "A = np.array([[1.0, 2.0], [3.0, 6.0]])\nB = np.array([[5.0, 10.0]])", [("fit", "A"), ("partial_fit", "B")],
+               what="fit(A = [[1, 2], [3, 6]]), partial_fit(B = [[5, 10]])")
+    code = normal_code(41, {"A": (30, 3, 0.0, 1.0), "B": (10, 3, 4.0, 2.0), "C": (5, 3, -2.0, 1.0)})
+    run_script(sub, code, [("fit", "A"), ("partial_fit", "B"), ("partial_fit", "C")], what="fit(A), partial_fit(B), partial_fit(C)")
+
+
+@check("fit starts afresh, also after partial_fit")
+def fit_resets(sub, ctx):
+    small = "A = np.array([[1.0, 2.0], [3.0, 6.0]])\nB = np.array([[5.0, 10.0], [7.0, 0.0]])"
+    run_script(sub, small, [("fit", "A"), ("fit", "B")], what="fit(A), then fit(B)")
+    run_script(sub, small, [("partial_fit", "A"), ("fit", "B")], what="partial_fit(A), then fit(B)")
+    code = normal_code(51, {"A": (20, 3, 5.0, 1.0), "B": (15, 3, -5.0, 2.0), "C": (25, 3, 0.0, 1.0)})
+    run_script(sub, code, [("partial_fit", "A"), ("partial_fit", "B"), ("fit", "C"), ("partial_fit", "A")],
+               what="partial_fit(A), partial_fit(B), fit(C), partial_fit(A)")
+
+
+@check("streaming on data with mean 1e9 and unit spread (no cancellation)")
+def streaming_cancellation(sub, ctx):
+    tol = (STD_RTOL, MEAN_ATOL_STD, MEAN_ATOL_STD + 1e-12, STD_RTOL)
+    for seed, (n, d, batch) in enumerate([(10, 2, 3), (2000, 3, 100), (300, 2, 1)], start=61):
+        code = normal_code(seed, {"X": (n, d, OFFSET, 1.0)})
+        run_script(sub, code, [("stream", "X", batch), ("transform", "X")], what=f"X ({n}, {d}) = 1e9 + N(0, 1) in batches of {batch}",
+                   tol=tol, show="np.sqrt(s.var_), s.mean_ - X.mean(axis=0)")
+    code = normal_code(64, {"X": (1000, 3, OFFSET, 1.0)})
+    run_script(sub, code, [("fit", "X")], what="fit(X), X (1000, 3) = 1e9 + N(0, 1)", tol=tol, show="np.sqrt(s.var_)")
+
+
+@check("float32 and integer inputs")
+def input_dtypes(sub, ctx):
+    code = normal_code(71, {"A": (40, 3, 2.0, 3.0), "B": (9, 3, -1.0, 1.0)}, dtype="float32")
+    run_script(sub, code, [("fit", "A"), ("partial_fit", "B"), ("transform", "B")], what="float32 A (40, 3), B (9, 3)", dtype="float32",
+               show="out")
+    code = "A = np.array([[1, 2], [3, 6], [2, 2], [0, 5]])\nB = np.array([[4, 4], [1, 0]])"
+    run_script(sub, code, [("fit", "A"), ("partial_fit", "B"), ("transform", "B")], what="int64 A (4, 2), B (2, 2)", dtype="int64",
+               show="out")
+
+
+@check("inputs unchanged")
+def inputs_kept(sub, ctx):
+    code = "A = np.array([[1.0, 2.0], [3.0, 6.0], [2.0, 5.0]])\nB = np.array([[4.0, 4.0], [1.0, 0.5]])"
+    steps = [("fit", "A"), ("partial_fit", "B"), ("transform", "B"), ("transform", "A")]
+    records = sub.run(standardizer_script, code, steps)
+    for k, (step, record) in enumerate(zip(steps, records)):
+        if record["changed"]:
+            fail(f"s.{step[0]}({step[1]}) changed {step[1]} in place; the caller's data must stay as they were: compute new arrays"
+                 f" (Z = (X - mean) / std) instead of writing into the argument (X -= ..., X /= ...)",
+                 failing_input=Call.code(script_code(code, steps[:k + 1], f"{step[1]}  # changed by s.{step[0]}({step[1]})")))

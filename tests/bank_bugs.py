@@ -1,0 +1,24 @@
+"""One known bug per exercise, chosen so the failure shows in the values (not only in a type or a
+timing): the files that the tests of failing inputs (every exercise) and of repro scripts (Phase A)
+grade."""
+
+PHASE_A_BUGS = {
+    "adamw": "no_bias_correction",
+    "focal-loss": "alpha_swapped",
+    "causal-mask": "triu_for_tril",
+    "knn": "largest_instead_of_smallest",
+    "kmeans-edge": "ties_to_last_index",
+    "loss-scaling": "no_backoff",
+}
+
+BUGS = {
+    **PHASE_A_BUGS,
+    "masked-ce": "mean_over_all_rows",
+    "softmax-regression": "grad_sign",
+    "logistic-regression": "no_divide_by_n",
+    "naive-bayes": "alpha_ignored",
+    "float-formats": "truncation",
+    "standardize": "sample_variance",
+    "minibatch-sgd": "dropped_last_batch",
+    "kl-divergence": "arguments_swapped",
+}
