@@ -21,8 +21,8 @@ import math
 
 import numpy as np
 
-from mlprep.grading import (Call, CheckFailed, assert_close, assert_dtype, assert_returns_like, assert_shape, check, fail, inputs_unchanged,
-                            on_input, peak_traced_memory, scenario, shrink_on_failure, time_ratio)
+from mlprep.grading import (Call, CheckFailed, assert_close, assert_dtype, assert_returns_like, assert_shape, check, fail, inputs_from_code, inputs_unchanged, on_input,
+                            peak_traced_memory, scenario, shrink_on_failure, time_ratio)
 
 RTOL = 1e-5
 MAX_TIME_RATIO = 5.0
@@ -103,10 +103,7 @@ def normal_code(seed, N, M, D, dtype="float64", offset=0.0):
 
 
 def build(code):
-    """(X, Q) as the lines `code` build them, run here."""
-    namespace = {"np": np}
-    exec(code, namespace)
-    return namespace["X"], namespace["Q"]
+    return inputs_from_code(code, "X", "Q")
 
 
 def budget_text(max_bytes):

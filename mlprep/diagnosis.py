@@ -42,7 +42,7 @@ from mlprep.bank import Bug, Exercise
 from mlprep.results import GradeResult
 
 NOT_PASSING = ("fail", "error", "timeout")
-_FORMAT = 3  # of the cached fingerprints: raise it whenever `fingerprint` changes
+_FORMAT = 4  # of the cached fingerprints: raise it whenever `fingerprint` changes
 
 
 @dataclass(frozen=True)
@@ -64,9 +64,17 @@ class CheckPrint:
 _NUMBER = re.compile(r"-?\d+\.\d+(?:e[-+]?\d+)?|-?\d+e[-+]?\d+")
 
 
+_TRACEBACK_LINE = re.compile(r"^\s+line \d+, in .*$", re.MULTILINE)
+_NON_FINITE = re.compile(r"(?<![\w.])-?(?:nan|inf)(?![\w.])")
+
+
 def _rounded(message: str) -> str:
-    """The message with every decimal number at 4 significant digits: rounding noise of another
-    implementation of the same behaviour does not count as a difference."""
+    """The message as evidence of behaviour: every decimal number at 4 significant digits (rounding
+    noise of another implementation of the same behaviour is no difference), inf and NaN alike (which
+    of them an overflow ends in depends on the formula), and the lines of the learner's traceback left
+    out (they name the learner's own lines)."""
+    message = _TRACEBACK_LINE.sub("", message).rstrip()
+    message = _NON_FINITE.sub("non-finite", message)
     return _NUMBER.sub(lambda m: f"{float(m.group()):.4g}", message)
 
 
@@ -124,8 +132,8 @@ def _values_agree(a: CheckPrint, b: CheckPrint) -> bool:
     x, y = _number(a.got), _number(b.got)
     if x is None or y is None:
         return False
-    if math.isnan(x) or math.isnan(y) or math.isinf(x) or math.isinf(y):
-        return x == y or (math.isnan(x) and math.isnan(y))
+    if not (math.isfinite(x) and math.isfinite(y)):  # an overflow ends in inf or NaN depending on the formula
+        return not math.isfinite(x) and not math.isfinite(y)
     rtol, atol = max(a.rtol, b.rtol), max(a.atol, b.atol)
     return abs(x - y) <= atol + rtol * max(abs(x), abs(y))
 

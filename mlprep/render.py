@@ -199,9 +199,33 @@ def _expect(status: str, want_pass: bool) -> Text:
     return text
 
 
-def kill_table(bugs: Iterable[Any]) -> Table:
-    from mlprep.selfcheck import diagnosis_text
+def diagnosis_text(bug: Any) -> str:
+    """How a bug variant's grade is diagnosed, in a table cell."""
+    if bug.internal_error:
+        return "— (its grade broke)"
+    if bug.name not in bug.diagnosed_as:
+        return "NOT ITSELF: " + (", ".join(bug.diagnosed_as) or "nothing matches")
+    others = [name for name in bug.diagnosed_as if name != bug.name]
+    if not others:
+        return "itself"
+    text = "itself"
+    if bug.identical_to:
+        text += "; identical on every check to " + ", ".join(bug.identical_to)
+    looser = [name for name in others if name not in bug.identical_to]
+    if looser:
+        text += "; also matches " + ", ".join(looser) + " (they agree wherever the diagnosis can compare)"
+    return text
 
+
+def diagnosis_rate(report: Any) -> tuple[int, int, int]:
+    """(diagnosed as themselves alone, as themselves among others, all bugs)."""
+    bugs = [b for e in report.exercises for b in e.bugs if b.status != "pass" and not b.internal_error]
+    alone = sum(b.diagnosed_alone for b in bugs)
+    shared = sum(b.name in b.diagnosed_as and not b.diagnosed_alone for b in bugs)
+    return alone, shared, len(bugs)
+
+
+def kill_table(bugs: Iterable[Any]) -> Table:
     table = Table(show_edge=False, pad_edge=False, header_style="bold", title_justify="left")
     table.add_column("bug", overflow="fold", style="bold")
     table.add_column("what it gets wrong", overflow="fold")
@@ -262,8 +286,6 @@ def render_selfcheck(console: Console, report: Any) -> None:
         f"bugs caught {caught}/{len(bugs)}, alternatives passing {alt_ok}/{len(alternatives)}"
     )
     console.print(summary)
-    from mlprep.selfcheck import diagnosis_rate
-
     alone, shared, total = diagnosis_rate(report)
     console.print(Text(f"diagnosis: {alone}/{total} caught bugs diagnosed as themselves alone ({100 * alone / max(total, 1):.0f}%),"
                        f" {shared} as themselves among others (see the table), {total - alone - shared} not as themselves"))

@@ -84,6 +84,7 @@ def write_repro_scripts(exercise: Exercise, result: GradeResult, attempt: Path) 
     from mlprep.engine import load_module, module_name
     from mlprep.grading import literal
     from mlprep.grading._repro import complete
+    from mlprep.workspace import atomic_write
 
     attempt = Path(attempt).resolve()
     scripts = ReproScripts(attempt.parent / f"{attempt.stem}_repro")
@@ -120,9 +121,8 @@ def write_repro_scripts(exercise: Exercise, result: GradeResult, attempt: Path) 
             got_lines = [f"got = {call.fn}(*DATA['args'], **DATA['kwargs'])"]
         script = scripts.folder / f"{stem}.py"
         if data:
-            (scripts.folder / f"{stem}.pickle").write_bytes(pickle.dumps(data))
-        script.write_text(_script(exercise, check, attempt, script, got_lines, expected_text, data_file=f"{stem}.pickle" if data else None),
-                          encoding="utf-8")
+            atomic_write(scripts.folder / f"{stem}.pickle", pickle.dumps(data))
+        atomic_write(script, _script(exercise, check, attempt, script, got_lines, expected_text, data_file=f"{stem}.pickle" if data else None))
         scripts.written.append((check.name, script))
     return scripts
 

@@ -218,6 +218,8 @@ def run_selfcheck(
 
 
 def _print_report(report: SelfCheckReport) -> None:
+    from mlprep.render import diagnosis_rate, diagnosis_text
+
     for e in report.exercises:
         print(f"\n== {e.id}: reference {e.reference}, stub {e.stub} ({e.duration_s:.1f}s graded)")
         for bug in e.bugs:
@@ -232,32 +234,6 @@ def _print_report(report: SelfCheckReport) -> None:
     alone, shared, total = diagnosis_rate(report)
     print(f"\ndiagnosis: {alone}/{total} bugs diagnosed as themselves alone, {shared} among others")
     print(f"{'OK' if report.ok else 'NOT OK'}: {report.submissions} submissions graded in {report.wall_s:.1f}s")
-
-
-def diagnosis_text(bug: BugOutcome) -> str:
-    """How a bug variant's grade is diagnosed, in a table cell."""
-    if bug.internal_error:
-        return "— (its grade broke)"
-    if bug.name not in bug.diagnosed_as:
-        return "NOT ITSELF: " + (", ".join(bug.diagnosed_as) or "nothing matches")
-    others = [name for name in bug.diagnosed_as if name != bug.name]
-    if not others:
-        return "itself"
-    text = "itself"
-    if bug.identical_to:
-        text += "; identical on every check to " + ", ".join(bug.identical_to)
-    looser = [name for name in others if name not in bug.identical_to]
-    if looser:
-        text += "; also matches " + ", ".join(looser) + " (they agree wherever the diagnosis can compare)"
-    return text
-
-
-def diagnosis_rate(report: "SelfCheckReport") -> tuple[int, int, int]:
-    """(diagnosed as themselves alone, as themselves among others, all bugs)."""
-    bugs = [b for e in report.exercises for b in e.bugs if b.status != "pass" and not b.internal_error]
-    alone = sum(b.diagnosed_alone for b in bugs)
-    shared = sum(b.name in b.diagnosed_as and not b.diagnosed_alone for b in bugs)
-    return alone, shared, len(bugs)
 
 
 def _main(argv: list[str]) -> int:

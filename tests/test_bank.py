@@ -82,3 +82,13 @@ def test_commands_named_in_the_bank_exist(bank):
         texts = [exercise.stub(), exercise.prompt(), *exercise.hints]
         for name in re.findall(r"\bmlprep ([a-z][a-z-]*)", "\n".join(texts)):
             assert name in commands, f"{exercise.id} mentions `mlprep {name}`, which is not a command"
+
+
+def test_graders_and_references_need_only_what_mlprep_installs():
+    """SciPy and scikit-learn are test dependencies (alternatives wrap them): grading never needs them."""
+    runtime_only = [*sorted((ROOT / "graders").glob("*.py")), *sorted((ROOT / "solutions").glob("*/reference.py")),
+                    *sorted((ROOT / "exercises").glob("*/stub.py"))]
+    for path in runtime_only:
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            assert not any(n.split(".")[0] in ("scipy", "sklearn") for n in names), f"{path.relative_to(ROOT)} imports {names}"

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from mlprep import render, term
 from mlprep.results import CheckResult, GradeResult
+from mlprep.selfcheck import BugOutcome
 
 
 def console(width: int = 120) -> Console:
@@ -71,8 +72,9 @@ def test_internal_error_banner() -> None:
     assert "not a verdict on your code" in text_of(c)
 
 
-def _bug(name: str, status: str, caught_by: list[str]) -> SimpleNamespace:
-    return SimpleNamespace(name=name, summary=f"{name} summary", status=status, caught_by=caught_by)
+def _bug(name: str, status: str, caught_by: list[str], diagnosed_as: list[str] | None = None) -> BugOutcome:
+    diagnosed = [name] if diagnosed_as is None and status != "pass" else diagnosed_as or []
+    return BugOutcome(name, f"{name} summary", status, caught_by, diagnosed)
 
 
 def _report(bugs: list[SimpleNamespace], *, stub: str = "error", alternatives: list | None = None, problems: list[str] | None = None) -> SimpleNamespace:
@@ -96,6 +98,21 @@ def test_kill_table_names_the_catching_checks_and_flags_misses() -> None:
     assert "alternative torch_builtin: fail ✗  failed: fp16 grads" in out
     assert "bug wrong_decay passes" in out
     assert "self-check: FAILED" in out and "bugs caught 1/2" in out and "alternatives passing 0/1" in out
+    assert "diagnosis: 1/1 caught bugs diagnosed as themselves alone (100%)" in out
+
+
+def test_the_diagnosis_column_says_itself_twins_or_not_itself() -> None:
+    twins = _bug("m_only", "fail", ["c"], ["m_only", "sqrt_v"])
+    twins.identical_to = ["sqrt_v"]
+    looser = _bug("zeroed", "fail", ["c"], ["zeroed", "nan"])
+    lost = _bug("lost", "fail", ["c"], ["other"])
+    assert render.diagnosis_text(_bug("alone", "fail", ["c"])) == "itself"
+    assert render.diagnosis_text(twins) == "itself; identical on every check to sqrt_v"
+    assert render.diagnosis_text(looser) == "itself; also matches nan (they agree wherever the diagnosis can compare)"
+    assert render.diagnosis_text(lost) == "NOT ITSELF: other"
+    c = console(200)
+    render.render_selfcheck(c, _report([_bug("alone", "fail", ["c"]), twins, lost], problems=["bug lost is not diagnosed as itself"]))
+    assert "diagnosis: 1/3 caught bugs diagnosed as themselves alone (33%), 1 as themselves among others (see the table), 1 not as themselves" in text_of(c)
 
 
 def test_selfcheck_summary_when_all_is_well() -> None:

@@ -288,3 +288,15 @@ def test_a_floating_point_warning_fails_a_check_that_runs_under_errstate(tmp_pat
     assert strict.failing_input == ('with np.errstate(over="raise", divide="raise"):\n'
                                     "    result = sigmoid(np.array([-1000.0, 0.0]))\nresult")
     assert grade_file(exercise, bank / "solutions/sig/reference.py").status == "pass"
+
+
+def test_torch_running_out_of_memory_is_reported_as_memory(tmp_path):
+    """torch raises RuntimeError ("DefaultCPUAllocator: can't allocate memory"), not MemoryError: the
+    verdict still says the code ran out of the exercise's memory."""
+    exercise = load_bank(FIXTURES / "runner_bank").get("softplus")
+    greedy = tmp_path / "greedy.py"
+    greedy.write_text("import torch\n\ndef softplus(z):\n    torch.empty(2**40, dtype=torch.uint8)\n    return z\n")
+    result = grade_file(exercise, greedy, device="cpu")
+    failed = result.checks[1]
+    assert failed.status == "error" and failed.details["kind"] == "memory", failed.message
+    assert "your code ran out of memory" in failed.message and f"the {exercise.memory_mb} MiB of memory this exercise allows" in failed.message

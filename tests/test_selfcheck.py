@@ -57,7 +57,7 @@ def test_a_reference_that_uses_most_of_the_time_limit_is_a_problem():
     def reference_taking(seconds):
         checks = [CheckResult("imports", "pass", duration_s=0.1), CheckResult("adds", "pass", duration_s=seconds)]
         caught = GradeResult("add", "fail", "", [CheckResult("adds", "fail")])
-        return _judge(exercise, [("reference", "reference", GradeResult("add", "pass", "", checks)), ("bug", "subtracts", caught)], bugs)
+        return _judge(exercise, [("reference", "reference", GradeResult("add", "pass", "", checks)), ("bug", "subtracts", caught)], bugs, "cpu")
 
     assert reference_taking(0.1 * exercise.timeout_s).ok
     slow = reference_taking(REFERENCE_SHARE_OF_LIMIT * exercise.timeout_s)

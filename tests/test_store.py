@@ -258,7 +258,7 @@ def test_an_older_store_is_migrated_and_keeps_its_data(tmp_path: Path, monkeypat
         assert old.schema_version == steps
     monkeypatch.setattr(store_module, "MIGRATIONS", MIGRATIONS)
     with Store(path) as new:
-        assert new.schema_version == len(MIGRATIONS) == 3
+        assert new.schema_version == len(MIGRATIONS) == 4
         [grade] = new.grades()
         [check] = new.check_results(grade.id)
         assert (check.name, check.message, check.failing_input) == ("float64 lockstep", "expected 1.0, got 2.0", "")

@@ -775,7 +775,9 @@ def _verify_reference_gradient(ctx: Context, fn_name: str, args: Sequence[Any], 
         out = out[output_index] if output_index is not None else out
         return out * output_mask.to(out.dtype) if output_mask is not None else out
 
-    if not torch.autograd.gradcheck(partial, inputs, raise_exception=False):
+    # fast_mode checks random projections of the Jacobian: enough to catch a broken reference, and it
+    # costs a fraction of the full check, which would run in every judge process on every grade.
+    if not torch.autograd.gradcheck(partial, inputs, raise_exception=False, fast_mode=True):
         raise GraderDefect(f"the reference's gradient of {fn_name}() fails torch.autograd.gradcheck ({scenario})")
     _gradchecked.add(key)
 

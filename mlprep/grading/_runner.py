@@ -62,7 +62,7 @@ def describe_error(error: dict[str, Any], memory_mb: int = 0) -> str:
         return f"your code {error['message']}; return a value instead of exiting"
     if kind == "memory":
         allowed = f"the {memory_mb} MiB of memory this exercise allows (memory_mb)" if memory_mb > 0 else "the memory this machine has"
-        text = f"your code ran out of memory (MemoryError): it tried to allocate more than {allowed}"
+        text = f"your code ran out of memory ({error.get('type') or 'MemoryError'}): it tried to allocate more than {allowed}"
         return text + (f"\n{error['traceback']}" if error.get("traceback") else "")
     if kind == "floating_point":
         setting = ", ".join(f'{k}="{v}"' for k, v in error.get("errstate", {}).items())

@@ -75,13 +75,18 @@ def _numpy_errstate(settings: dict[str, str]):
     return numpy.errstate(**settings)
 
 
+def _torch_out_of_memory(exc: BaseException) -> bool:
+    """torch's allocators report an allocation they cannot make as an exception of their own, not a MemoryError."""
+    return type(exc).__name__ == "OutOfMemoryError" or (isinstance(exc, RuntimeError) and "can't allocate memory" in str(exc))
+
+
 def _describe_exception(exc: BaseException, submission_path: str, errstate: dict[str, str] | None = None) -> dict[str, Any]:
     """What the learner needs: the exception and the frames of their own file."""
     if isinstance(exc, FloatingPointError) and errstate:
         kind = "floating_point"
     elif isinstance(exc, SystemExit):
         return {"kind": "exit", "type": "SystemExit", "message": f"called sys.exit({exc.code!r})", "traceback": ""}
-    elif isinstance(exc, MemoryError):
+    elif isinstance(exc, MemoryError) or _torch_out_of_memory(exc):
         kind = "memory"
     elif isinstance(exc, RecursionError):
         kind = "recursion"

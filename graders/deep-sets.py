@@ -1,0 +1,391 @@
+"""Checks for `deep-sets`: SetClassifier(d, h, n_cls), a Deep Sets classifier with padding and missing features.
+
+Architectures are free (layers, widths inside, parameter names), so the learner's numbers are never
+compared with the reference's: every check is behavioural, on the learner's own model. The scenario
+`forward_sets` builds it in the sandbox (torch.manual_seed first, so a run is repeatable), runs it on a
+list of inputs and returns each input's logits (and, when asked, the gradients of a fixed random
+weighting of the logits with respect to every parameter); the judge compares the learner's outputs
+with each other:
+
+- invariances (must NOT move): shuffling points, pad contents (NaN, +-1e30), extra pads, the other
+  sets of the batch, duplicating every point (a mean does not see multiplicity scaled uniformly);
+- sensitivities (must move, for a model at its random initialisation): a NaN feature against a real 0,
+  which feature is missing, the other features of a point with a missing one, one point repeated
+  (a mean weighs it more, a max does not). A correct model moves its logits by ~1e-2 here; "moves"
+  means by more than DIFFER_ATOL;
+- finiteness: an all-padded set, missing features, for logits and parameter gradients;
+- gradients with respect to x in float64 (model.double()), autograd against central differences
+  (`jacobian_check`), at present features and pads (whose derivative is 0).
+"""
+
+import torch
+
+from mlprep.grading import (Call, CheckFailed, assert_close, assert_finite, assert_keeps_precision, assert_returns_like, assert_shape, check,
+                            fail, literal, on_input, scenario)
+
+NAN, BIG = float("nan"), 1e30
+D, H, N_CLS = 3, 16, 4  # the model most checks build: SetClassifier(3, 16, 4)
+DIFFER_ATOL = 1e-5  # logits that must differ must differ by more than this (a correct model: ~1e-2)
+FD_EPS = 1e-6  # central differences, float64
+
+# Points of d = 3 features (exactly representable), NaN where a feature is missing.
+P0, P1, P2, P3 = [0.5, -1.0, 1.5], [NAN, 0.25, -0.5], [2.0, 0.75, -1.25], [-0.75, 1.0, NAN]
+PAD_NAN, PAD_BIG = [NAN, NAN, NAN], [BIG, -BIG, BIG]
+
+
+# ---------------------------------------------------------------------------------------------
+# The scenarios (run in the sandbox) and their learner-facing code
+# ---------------------------------------------------------------------------------------------
+def _build(module, spec, device):
+    d, h, n_cls, seed, dtype = spec
+    torch.manual_seed(seed)
+    return module.SetClassifier(d, h, n_cls).to(device=device, dtype=getattr(torch, dtype))
+
+
+def _unchanged(x, before):
+    return bool(((x == before) | (x.isnan() & before.isnan())).all()) if x.is_floating_point() else bool(torch.equal(x, before))
+
+
+def _model_line(spec, on):
+    d, h, n_cls, seed, dtype = spec
+    return f"torch.manual_seed({seed})\nmodel = SetClassifier({d}, {h}, {n_cls}).to({on}.device{', torch.float64' if dtype == 'float64' else ''})"
+
+
+def _forward_repro(interface, spec, inputs, grads=False, show=""):
+    lines = [f"x{i}, keep{i} = {literal(x)}, {literal(keep)}" for i, (x, keep) in enumerate(inputs, start=1)]
+    lines.append(_model_line(spec, "x1"))
+    if grads:
+        lines.append("w = torch.randn(len(x1), model(x1, keep1).shape[-1], generator=torch.Generator().manual_seed(0))  # fixed weights")
+    lines.append(show or "model(x1, keep1)")
+    return Call.code("\n".join(lines))
+
+
+@scenario(repro=_forward_repro)
+def forward_sets(module, spec, inputs, grads=False, show=""):
+    """Scenario: SetClassifier(*spec) built after torch.manual_seed, run on each (x, keep) of `inputs`. Per input:
+    the logits, whether x and keep came back unchanged, and with `grads` the gradient of sum(logits * w) with
+    respect to each parameter (w fixed random weights). `show` is only for the failing input's code."""
+    model = _build(module, spec, inputs[0][0].device)
+    seen = []
+    for x, keep in inputs:
+        x_before, keep_before = x.clone(), keep.clone()
+        model.zero_grad(set_to_none=True)
+        out = model(x, keep)
+        result = {"logits": out.detach().clone() if isinstance(out, torch.Tensor) else out,
+                  "x_unchanged": _unchanged(x, x_before), "keep_unchanged": _unchanged(keep, keep_before)}
+        if grads and isinstance(out, torch.Tensor) and out.requires_grad:
+            w = torch.randn(out.shape, generator=torch.Generator().manual_seed(0), dtype=torch.float32).to(device=out.device, dtype=out.dtype)
+            (out * w).sum().backward()
+            result["grads"] = {name: None if p.grad is None else p.grad.detach().clone() for name, p in model.named_parameters()}
+        seen.append(result)
+    return seen
+
+
+def _jacobian_repro(interface, spec, x, keep):
+    return Call.code(f"x, keep = {literal(x)}, {literal(keep)}\n{_model_line(spec, 'x')}\n"
+                     "torch.autograd.functional.jacobian(lambda x: model(x, keep), x)  # d(logits)/d(x): compare with central differences")
+
+
+@scenario(repro=_jacobian_repro)
+def jacobian_check(module, spec, x, keep):
+    """Scenario: d(logits)/d(x) of the learner's model by autograd and by central differences (FD_EPS), both
+    (B * n_cls, B * N * d); NaN entries of x are perturbed too (and stay NaN: their columns are not compared)."""
+    model = _build(module, spec, x.device)
+    out = model(x, keep)
+    if not isinstance(out, torch.Tensor):
+        return {"type": type(out).__name__}
+    analytic = torch.autograd.functional.jacobian(lambda inp: model(inp, keep), x).reshape(out.numel(), x.numel())
+    numeric = torch.zeros_like(analytic)
+    with torch.no_grad():
+        for i in range(x.numel()):
+            step = torch.zeros_like(x).reshape(-1)
+            step[i] = FD_EPS
+            step = step.reshape(x.shape)
+            numeric[:, i] = ((model(x + step, keep) - model(x - step, keep)) / (2 * FD_EPS)).reshape(-1)
+    return {"type": "Tensor", "dtype": str(out.dtype).removeprefix("torch."), "logits": out.detach(), "analytic": analytic.detach(), "numeric": numeric}
+
+
+# ---------------------------------------------------------------------------------------------
+# Judging what came back
+# ---------------------------------------------------------------------------------------------
+def _t(rows, dtype=torch.float32):
+    return torch.tensor(rows, dtype=dtype)
+
+
+def _k(*rows):
+    return torch.tensor(rows, dtype=torch.bool)
+
+
+def _spec(seed, d=D, h=H, n_cls=N_CLS, dtype="float32"):
+    return (d, h, n_cls, seed, dtype)
+
+
+def _run(sub, spec, inputs, scenario_text, *, grads=False, show=""):
+    """The learner's per-input observations, after the common rules: logits a tensor of shape (B, n_cls) on the
+    device, x and keep unchanged."""
+    seen = sub.run(forward_sets, spec, inputs, grads=grads, show=show)
+    n_cls = spec[2]
+    for (x, _), result in zip(inputs, seen):
+        logits = result["logits"]
+        if not isinstance(logits, torch.Tensor):
+            fail(f"SetClassifier.forward ({scenario_text}): expected a tensor of logits, got {type(logits).__name__}")
+        assert_returns_like(logits, x, what="SetClassifier logits", scenario=scenario_text, device=sub.device)
+        assert_shape(logits, (x.shape[0], n_cls), what="SetClassifier logits (B, n_cls)", scenario=scenario_text)
+        for name in ("x", "keep"):
+            if not result[f"{name}_unchanged"]:
+                fail(f"SetClassifier.forward ({scenario_text}) modified its input {name} in place: leave the caller's tensors"
+                     " unchanged (torch.where / masked_fill without the trailing underscore make new tensors)")
+        if grads and "grads" not in result:
+            fail(f"SetClassifier logits ({scenario_text}) are not connected to the model's parameters in autograd: build them"
+                 " with torch operations on the parameters (no .detach(), .item() or torch.no_grad())")
+    return seen
+
+
+def _same(got, want, what, scenario_text, hint=""):
+    assert_close(got, want, what=what, scenario=scenario_text, equal_nan=True, hint=hint)
+
+
+def _differ(a, b, what, scenario_text, hint):
+    assert_finite(a, what="SetClassifier logits", scenario=scenario_text)
+    assert_finite(b, what="SetClassifier logits", scenario=scenario_text)
+    gap = float((a.detach().cpu().double() - b.detach().cpu().double()).abs().max())
+    if gap <= DIFFER_ATOL:
+        fail(f"{what} ({scenario_text}): the logits should differ, but they are the same (largest difference {gap:.3g}; a"
+             f" correct model at its random initialisation moves them by ~1e-2). {hint}", largest_difference=gap)
+
+
+def _grads_same(got, want, scenario_text, hint=""):
+    for name, want_grad in want.items():
+        got_grad = got.get(name)
+        if (got_grad is None) != (want_grad is None):
+            fail(f"the gradient of parameter {name!r} ({scenario_text}) is None in one run and not in the other. {hint}")
+        if want_grad is not None:
+            _same(got_grad, want_grad, f"gradient of sum(logits * w) w.r.t. parameter {name!r}", scenario_text, hint)
+
+
+def _grads_finite(grads, scenario_text, hint):
+    for name, grad in grads.items():
+        if grad is not None:
+            assert_finite(grad, what=f"gradient of sum(logits * w) w.r.t. parameter {name!r}", scenario=scenario_text, hint=hint)
+
+
+FILL_FIRST = ("Replace the pads and the missing features by 0 BEFORE phi, with torch.where (0 * NaN is NaN), and feed"
+              " phi the missing flags next to them.")
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks
+# ---------------------------------------------------------------------------------------------
+@check("forward returns (B, n_cls) logits on the input's device", devices=("cpu", "cuda"))
+def logits_shape(sub, ctx):
+    cases = [  # small to large
+        (_spec(0, d=2, h=8, n_cls=3), _t([[[0.5, -1.0], [1.5, 0.25]]]), _k([True, True])),
+        (_spec(0), _t([P0 + P2, P2 + P0]).reshape(2, 2, 3), _k([True, True], [True, True])),
+    ]
+    for spec, x, keep in cases:
+        scenario_text = f"SetClassifier{spec[:3]}, x shape {tuple(x.shape)}, no pads, nothing missing, {ctx.device}"
+        seen = _run(sub, spec, [(x, keep)], scenario_text)
+        assert_finite(seen[0]["logits"], what="SetClassifier logits", scenario=scenario_text)
+
+
+@check("shuffling the points of a set gives the same logits", devices=("cpu", "cuda"))
+def permutation(sub, ctx):
+    cases = [  # small to large
+        (_t([[P0, P2, P1]]), _k([True, True, True]), [2, 0, 1]),
+        (_t([[P0, P1, PAD_BIG, P2, P3]]), _k([True, True, False, True, True]), [4, 2, 0, 3, 1]),
+    ]
+    for x, keep, perm in cases:
+        scenario_text = f"x shape {tuple(x.shape)} with a missing feature (NaN) and pads, points reordered by {perm}, {ctx.device}"
+        seen = _run(sub, _spec(1), [(x, keep), (x[:, perm], keep[:, perm])], scenario_text,
+                    show=f"model(x1, keep1) - model(x2, keep2)  # x2 = x1[:, {perm}]: must be ~0")
+        _same(seen[1]["logits"], seen[0]["logits"], "logits of the shuffled set", scenario_text,
+              hint="Encode each point on its own and pool with a symmetric function (the mean over the real points).")
+
+
+@check("pad contents (NaN, +-1e30) change neither logits nor parameter gradients", devices=("cpu", "cuda"))
+def pad_contents(sub, ctx):
+    keep = _k([True, True, False, True])
+    variants = [("0", [0.0, 0.0, 0.0]), ("NaN", PAD_NAN), ("+-1e30", PAD_BIG), ("-1e30", [-BIG, -BIG, -BIG]), ("mixed", [3.5, NAN, 1e6])]
+    inputs = [(_t([[P0, P1, pad, P2]]), keep) for _, pad in variants]
+    scenario_text = f"x shape (1, 4, 3), keep {keep.tolist()}, the pad at position 2 set to each of {[name for name, _ in variants]}, {ctx.device}"
+    seen = _run(sub, _spec(2), inputs, scenario_text, grads=True)
+    for i in range(1, len(variants)):
+        text = f"x shape (1, 4, 3), keep {keep.tolist()}, the pad at position 2 set to {variants[i][0]} against 0, {ctx.device}"
+        with on_input(_forward_repro(None, _spec(2), [inputs[0], inputs[i]], show="model(x1, keep1) - model(x2, keep2)  # must be ~0")):
+            _same(seen[i]["logits"], seen[0]["logits"], "logits", text,
+                  hint="A pad must never reach the pooled vector: exclude it from the sum and from the count.")
+        with on_input(_grads_repro(_spec(2), [inputs[0], inputs[i]])):
+            _grads_same(seen[i]["grads"], seen[0]["grads"], text, hint=FILL_FIRST)
+
+
+def _grads_repro(spec, inputs):
+    show = ("grads = []\nfor x, keep in ((x1, keep1), (x2, keep2)):\n    model.zero_grad()\n    (model(x, keep) * w).sum().backward()\n"
+            "    grads.append([p.grad.clone() for p in model.parameters()])\n[(a - b).abs().max() for a, b in zip(*grads)]  # must be ~0")
+    return _forward_repro(None, spec, inputs, grads=True, show=show)
+
+
+@check("a set padded to N gives the logits of the same set unpadded", devices=("cpu", "cuda"))
+def extra_pads(sub, ctx):
+    cases = [  # small to large
+        (_t([[P0, P2]]), _t([[P0, P2, PAD_NAN]]), _k([True, True, False])),
+        (_t([[P0, P1, P2]]), _t([[P0, PAD_NAN, P1, P2, [0.0, 0.0, 0.0]]]), _k([True, False, True, True, False])),
+    ]
+    for alone, padded, keep in cases:
+        scenario_text = f"{alone.shape[1]} real points alone, then with {int((~keep).sum())} pads among them (x shape {tuple(padded.shape)}), {ctx.device}"
+        seen = _run(sub, _spec(3), [(alone, torch.ones(1, alone.shape[1], dtype=torch.bool)), (padded, keep)], scenario_text,
+                    show="model(x1, keep1) - model(x2, keep2)  # must be ~0")
+        _same(seen[1]["logits"], seen[0]["logits"], "logits of the padded set", scenario_text,
+              hint="Pool with the mean over the REAL points: divide the masked sum by the number of True in keep, not by N.")
+
+
+@check("a set's logits do not depend on the other sets in the batch", devices=("cpu", "cuda"))
+def batch_independence(sub, ctx):
+    x = _t([[P0, P1], [P2, PAD_NAN], [P3, P0]])
+    keep = _k([True, True], [True, False], [True, True])
+    inputs = [(x, keep)] + [(x[i:i + 1], keep[i:i + 1]) for i in range(3)]
+    scenario_text = f"a batch of 3 sets (x shape {tuple(x.shape)}, keep {keep.tolist()}), then each set alone, {ctx.device}"
+    seen = _run(sub, _spec(4), inputs, scenario_text)
+    for i in range(3):
+        with on_input(_forward_repro(None, _spec(4), [inputs[0], inputs[i + 1]], show=f"model(x1, keep1)[{i}] - model(x2, keep2)[0]  # must be ~0")):
+            _same(seen[i + 1]["logits"][0], seen[0]["logits"][i], f"logits of set {i} alone against set {i} in the batch", scenario_text,
+                  hint="Each set is pooled on its own: count and average over dim=1 (the points of one set), never over the"
+                       " whole batch, and use no layer that mixes the sets (batch normalisation in training mode).")
+
+
+@check("pooling is a mean: duplicating every point leaves the logits unchanged", devices=("cpu", "cuda"))
+def duplication(sub, ctx):
+    x = _t([[P0, P1, P2]])
+    twice = torch.cat([x, x], dim=1)
+    scenario_text = f"the set x shape {tuple(x.shape)} against the same points twice (x shape {tuple(twice.shape)}), {ctx.device}"
+    seen = _run(sub, _spec(5), [(x, _k([True] * 3)), (twice, _k([True] * 6))], scenario_text,
+                show="model(x1, keep1) - model(x2, keep2)  # x2 is x1 twice over: must be ~0")
+    _same(seen[1]["logits"], seen[0]["logits"], "logits of the doubled set", scenario_text,
+          hint="Doubling every point doubles a sum but leaves a mean alone: divide the pooled sum by the number of real points.")
+
+
+@check("pooling is a mean: repeating one point weighs it more", devices=("cpu", "cuda"))
+def multiplicity(sub, ctx):
+    a, b = [1.5, -1.0, 0.5], [-1.0, 2.0, -0.5]
+    x1, x2 = _t([[a, b]]), _t([[a, a, b]])
+    scenario_text = f"the set {{a, b}} against {{a, a, b}}, a = {a}, b = {b}, {ctx.device}"
+    seen = _run(sub, _spec(6), [(x1, _k([True, True])), (x2, _k([True, True, True]))], scenario_text,
+                show="model(x1, keep1) - model(x2, keep2)  # the mean moves toward a: must not be ~0")
+    _differ(seen[0]["logits"], seen[1]["logits"], "logits of {a, b} and {a, a, b}", scenario_text,
+            hint="A mean of (a, a, b) is (2 phi(a) + phi(b)) / 3, not (phi(a) + phi(b)) / 2; a max over the points gives the same"
+                 " vector for both: pool with the mean over the real points.")
+
+
+@check("a missing feature (NaN) is told apart from a real 0, feature by feature", devices=("cpu", "cuda"))
+def missing_flag(sub, ctx):
+    spec = _spec(7)
+    for j in range(D):  # small to large: one feature at a time
+        missing, zero = [0.75, -0.5, 1.25], [0.75, -0.5, 1.25]
+        missing[j], zero[j] = NAN, 0.0
+        x1, x2 = _t([[P0, missing]]), _t([[P0, zero]])
+        scenario_text = f"a set of two real points, feature {j} of the second NaN (missing) against 0.0, {ctx.device}"
+        seen = _run(sub, spec, [(x1, _k([True, True])), (x2, _k([True, True]))], scenario_text,
+                    show="model(x1, keep1) - model(x2, keep2)  # a missing value is not a 0: must not be ~0")
+        _differ(seen[0]["logits"], seen[1]["logits"], f"logits with feature {j} missing and with feature {j} = 0", scenario_text,
+                hint="Filling NaN with 0 alone makes a missing value look like a measured 0: give phi a missing flag per feature"
+                     " as well, e.g. torch.cat([x filled with 0, torch.isnan(x)], dim=-1) (2 * d inputs).")
+    x1, x2 = _t([[P0, [NAN, 0.0, 1.25]]]), _t([[P0, [0.0, NAN, 1.25]]])
+    scenario_text = f"a set of two real points, the second [nan, 0.0, 1.25] against [0.0, nan, 1.25], {ctx.device}"
+    seen = _run(sub, spec, [(x1, _k([True, True])), (x2, _k([True, True]))], scenario_text,
+                show="model(x1, keep1) - model(x2, keep2)  # which feature is missing matters: must not be ~0")
+    try:
+        _differ(seen[0]["logits"], seen[1]["logits"], "logits with feature 0 missing and with feature 1 missing", scenario_text, hint="")
+    except CheckFailed as failure:
+        failure.explain = lambda: _which_feature_hint(sub, spec)
+        raise
+
+
+def _which_feature_hint(sub, spec):
+    """Control: change a PRESENT feature of the point with a missing one. If the logits stay put too, the point's
+    values are lost altogether (NaN through phi); if they move, the flags cannot say which feature is missing."""
+    keep = _k([True, True])
+    control = sub.control(forward_sets, spec, [(_t([[P0, [NAN, 0.0, 1.25]]]), keep), (_t([[P0, [NAN, 2.0, 1.25]]]), keep)])
+    if not (isinstance(control, list) and len(control) == 2 and all(isinstance(r.get("logits"), torch.Tensor) for r in control)):
+        return ""
+    gap = float((control[0]["logits"].cpu().double() - control[1]["logits"].cpu().double()).abs().max())
+    if gap <= DIFFER_ATOL:
+        return ("Changing feature 1 of [nan, 0.0, 1.25] to 2.0 leaves the logits unchanged as well: a point with a missing feature"
+                f" loses all its values. {FILL_FIRST}")
+    return "One flag per point cannot say WHICH feature is missing: the flag is per feature, torch.isnan(x) of shape (B, N, d)."
+
+
+@check("a point with a missing feature still counts its other features", devices=("cpu", "cuda"))
+def other_features_count(sub, ctx):
+    x1, x2 = _t([[P0, [NAN, 0.25, -0.5]]]), _t([[P0, [NAN, 2.0, -0.5]]])
+    keep = _k([True, True])
+    scenario_text = f"a set of two real points, the second with feature 0 missing and feature 1 = 0.25 against 2.0, {ctx.device}"
+    seen = _run(sub, _spec(8), [(x1, keep), (x2, keep)], scenario_text,
+                show="model(x1, keep2) - model(x2, keep2)  # feature 1 is present in both and differs: must not be ~0")
+    _differ(seen[0]["logits"], seen[1]["logits"], "logits when only a present feature of a point with a missing one changes",
+            scenario_text, hint="The point's present features do not reach the logits: it is dropped or zeroed as a whole (a NaN that"
+                                " enters phi turns every unit of that point into NaN, and zeroing NaN afterwards zeroes all of"
+                                f" them). {FILL_FIRST}")
+
+
+@check("an all-padded set gives finite logits and gradients", devices=("cpu", "cuda"))
+def all_padded(sub, ctx):
+    cases = [  # small to large
+        (_t([[[0.0, 0.0, 0.0]]]), _k([False])),
+        (_t([[PAD_NAN, PAD_BIG, [0.5, 0.0, -2.0]], [P0, P2, PAD_NAN]]), _k([False, False, False], [True, True, False])),
+    ]
+    for x, keep in cases:
+        scenario_text = f"x shape {tuple(x.shape)}, keep {keep.tolist()} (set 0 has no real point), {ctx.device}"
+        seen = _run(sub, _spec(9), [(x, keep)], scenario_text, grads=True)
+        assert_finite(seen[0]["logits"], what="SetClassifier logits", scenario=scenario_text,
+                      hint="The mean over no point is 0/0: divide by the number of real points clamped to at least 1.")
+        with on_input(_forward_repro(None, _spec(9), [(x, keep)], grads=True,
+                                     show="(model(x1, keep1) * w).sum().backward()\n{n: p.grad for n, p in model.named_parameters()}")):
+            _grads_finite(seen[0]["grads"], scenario_text, hint="Gradients must stay finite too: no 0/0 on the way, also in masked branches.")
+
+
+@check("parameter gradients stay finite with missing features", devices=("cpu", "cuda"))
+def finite_gradients(sub, ctx):
+    x = _t([[P1, P0, [NAN, NAN, 0.5]], [P3, PAD_NAN, P2]])
+    keep = _k([True, True, True], [True, False, True])
+    scenario_text = f"x shape {tuple(x.shape)} with missing features (NaN) in real points and NaN pads, keep {keep.tolist()}, {ctx.device}"
+    seen = _run(sub, _spec(10), [(x, keep)], scenario_text, grads=True,
+                show="(model(x1, keep1) * w).sum().backward()\n{n: p.grad for n, p in model.named_parameters()}")
+    assert_finite(seen[0]["logits"], what="SetClassifier logits", scenario=scenario_text)
+    try:
+        _grads_finite(seen[0]["grads"], scenario_text, hint="")
+    except CheckFailed as failure:
+        failure.explain = lambda: _nan_gradient_hint(sub, x, keep)
+        raise
+
+
+def _nan_gradient_hint(sub, x, keep):
+    """Control: the same sets with every NaN replaced by 0. Finite gradients there put the NaN on the missing values."""
+    control = sub.control(forward_sets, _spec(10), [(x.nan_to_num(nan=0.0), keep)], grads=True)
+    grads = control[0].get("grads") if isinstance(control, list) and control else None
+    if not grads or not all(g is None or bool(g.isfinite().all()) for g in grads.values()):
+        return ""
+    return ("With every NaN replaced by 0 the gradients are finite: the NaN values reach phi's input, and then the gradient of"
+            f" phi's weights is NaN (NaN * 0 is NaN) even when its output is cleaned afterwards. {FILL_FIRST}")
+
+
+@check("gradients w.r.t. x match central differences (float64)", devices=("cpu", "cuda"))
+def gradcheck_x(sub, ctx):
+    x = _t([[P0, P1, [0.25, 0.5, -1.0]], [[1.0, -0.5, 2.0], [3.0, -2.5, 0.75], P2]], torch.float64)
+    keep = _k([True, True, True], [True, False, True])
+    spec = _spec(11, dtype="float64")
+    scenario_text = (f"model.to(torch.float64), x float64 shape {tuple(x.shape)} (a missing feature, a pad), keep {keep.tolist()};"
+                     f" autograd against central differences with step {FD_EPS:g}, at every present feature and pad, {ctx.device}")
+    seen = sub.run(jacobian_check, spec, x, keep)
+    if seen["type"] != "Tensor":
+        fail(f"SetClassifier.forward ({scenario_text}): expected a tensor of logits, got {seen['type']}")
+    assert_returns_like(seen["logits"], x, what="SetClassifier logits", scenario=scenario_text, device=sub.device)
+    assert_keeps_precision(seen["logits"], torch.float64, what="logits of a float64 model on float64 x", scenario=scenario_text)
+    graded = ~x.isnan().reshape(1, -1)  # the derivative w.r.t. a missing value is not graded
+    analytic, numeric = (torch.where(graded, seen[name].cpu(), 0.0) for name in ("analytic", "numeric"))
+    try:
+        assert_close(analytic, numeric, what="d(logits)/d(x) by autograd (rows: logits, columns: entries of x)", scenario=scenario_text,
+                     rtol=1e-5, atol=1e-7)
+    except CheckFailed as failure:
+        if bool((analytic == 0).all()) and bool((numeric != 0).any()):
+            failure.message += (" Autograd finds no dependence on x at all: the logits are cut off from x (a .detach(), .data, NumPy"
+                                " round trip or torch.no_grad() on the way from x to phi).")
+        raise

@@ -1,0 +1,396 @@
+"""Checks for `linear-attention`: kernelised attention with phi = elu + 1, O(T) memory.
+
+Expectations are the quadratic kernel form computed here in float64 (`kernel_form`): the (T, T)
+matrix A = phi(q) phi(k)^T, lower-triangular (diagonal included) when causal, each row divided by
+its sum. The contract allows a normaliser eps up to 1e-5, so a value is compared with the nearest
+point of the interval between the result without eps and the result with eps = 1e-5 (`_judge`),
+at the dtype's tolerance: float32 at torch.testing's float32 defaults, float64 at float64's.
+
+Memory is measured from outside Python's allocator. On the CPU the scenario `capped_call` lowers the
+sandbox's soft address-space limit (RLIMIT_AS) to 3 GiB above what the process has mapped just
+before the call and restores it afterwards, so a call that needs the (T, T) matrix (16 GiB at
+T = 65536) fails to allocate; the exercise's memory_mb is set above that, so the sandbox's own cap
+never binds first. On CUDA (where the sandbox sets no cap) it reads torch.cuda's peak allocation.
+
+Hints follow the evidence: a wrong output is compared with what the known mistakes give on the same
+input (`_mistakes`), or with the size of error a float32 computation makes on float64 inputs.
+"""
+
+import re
+import resource
+from functools import partial
+
+import torch
+import torch.nn.functional as F
+
+from mlprep.grading import (Call, CheckFailed, assert_close, assert_keeps_precision, assert_returns_like, assert_shape, check,
+                            fail, inputs_unchanged, invariance_probe, scenario, shrink_on_failure)
+
+MAX_EPS = 1e-5  # the largest normaliser eps the contract allows
+BIG_T, BIG_D = 65536, 16  # the memory case: (T, T) float32 scores alone need 16 GiB
+EXTRA_BYTES = 3 * 2**30
+ROWS = [0, 1, 2, 3, 1000, 30000, 65532, 65533, 65534, 65535]  # rows of the large case compared with the judge
+
+
+# ---------------------------------------------------------------------------------------------
+# Expectations (judge side)
+# ---------------------------------------------------------------------------------------------
+def phi(x):
+    return F.elu(x) + 1.0
+
+
+def kernel_form(q, k, v, causal, eps=0.0, *, feature=phi, q_scale=1.0, normalise=True, diagonal=0, den_causal=None):
+    """The quadratic kernel form in float64, and (through the keywords) the known mistakes of it."""
+    q, k, v = (t.detach().cpu().double() for t in (q, k, v))
+    scores = feature(q * q_scale) @ feature(k).transpose(-2, -1)  # (B, H, T, T)
+    num_scores = scores.tril(diagonal) if causal else scores
+    den_scores = scores.tril(diagonal) if (causal if den_causal is None else den_causal) else scores
+    num = num_scores @ v
+    if not normalise:
+        return num
+    return num / (den_scores.sum(dim=-1, keepdim=True) + eps)
+
+
+def _mistakes(q, k, v, causal):
+    """(hint, output) for each known mistake, computed lazily in float64."""
+    d = q.shape[-1]
+    if causal:
+        yield ("Your output is what the non-causal form gives (every key, later ones included): position t must see keys"
+               " 0..t only, through prefix sums (cumsum over T) of phi(k) v^T and of phi(k).", lambda: kernel_form(q, k, v, False))
+        yield ("Your output is what a causal numerator over a normaliser summed over ALL keys gives: the normaliser must be"
+               " causal too, phi(q_t) . sum_{j<=t} phi(k_j).", lambda: kernel_form(q, k, v, True, den_causal=False))
+        yield ("Your output is what prefix sums over keys 0..t-1 give (an exclusive cumsum, the diagonal left out): position"
+               " t sees its own key as well (position 0 then sees nothing).", lambda: kernel_form(q, k, v, True, diagonal=-1))
+    else:
+        yield ("Your output with causal=False is the causal one: with causal=False every position sees every key (plain"
+               " sums over T, no prefix sums).", lambda: kernel_form(q, k, v, True))
+    yield ("Your output is the numerator alone, phi(q) S, without dividing by the normaliser phi(q) . z (z the sum of"
+           " phi(k) over the same keys).", lambda: kernel_form(q, k, v, causal, normalise=False))
+    yield ("Your output is what phi = elu(x) (without the + 1) gives: the feature map must be positive, elu(x) + 1.",
+           lambda: kernel_form(q, k, v, causal, feature=F.elu))
+    yield (f"Your output is what q scaled by 1 / sqrt(d) = 1 / sqrt({d}) before phi gives: the contract applies phi to q"
+           " as given (no scale).", lambda: kernel_form(q, k, v, causal, q_scale=d ** -0.5))
+    yield ("Your output is what phi = exp gives: the feature map is elu(x) + 1 (x + 1 for x > 0, exp(x) for x <= 0).",
+           lambda: kernel_form(q, k, v, causal, feature=torch.exp))
+
+
+# Matching a known mistake: its values differ from the truth by O(1), so a loose tolerance that also
+# covers any allowed eps is safe.
+MATCH_RTOL, MATCH_ATOL = 1e-3, 1e-4
+
+
+def _close(got, want):
+    return (got - want).abs() <= MATCH_ATOL + MATCH_RTOL * want.abs()
+
+
+def _equals_mistake(got, variant, want):
+    """got equals the mistake's output where that is defined (and is 0 or NaN where it is 0/0), and the
+    mistake differs from the truth on this input."""
+    defined = variant.isfinite()
+    if not bool(defined.any()) or bool(torch.where(defined, _close(variant, want), True).all()):
+        return False
+    undefined_ok = (got == 0) | got.isnan()
+    return bool(torch.where(defined, _close(got, variant), undefined_ok).all())
+
+
+def _diagnose(got, q, k, v, causal):
+    """A hint for a wrong output: the known mistake it equals, else NaN, else float32-sized errors on
+    float64 inputs; or ""."""
+    got = torch.as_tensor(got).detach().cpu().double()
+    want = kernel_form(q, k, v, causal)
+    if got.shape != want.shape:
+        return ""
+    matching = [hint for hint, variant in _mistakes(q, k, v, causal) if _equals_mistake(got, variant(), want)]
+    if matching:
+        return " Equally possible on this input: ".join(matching)
+    if bool(got.isnan().any()):
+        return ("NaN comes from 0/0 or inf/inf: phi = elu + 1 is positive, so the normaliser phi(q_t) . z_t is positive"
+                " unless z_t misses key t itself (or phi is not elu + 1).")
+    if q.dtype == torch.float64:
+        error = (got - want).abs().max().item()
+        float32_error = (kernel_form(q.float(), k.float(), v.float(), causal).float().double() - want).abs().max().item()
+        if float32_error > 1e-9 and float32_error / 10 <= error <= 10 * float32_error:
+            return (f"Your output is off by {error:.2g}, the size of error float32 makes on these float64 inputs"
+                    f" ({float32_error:.2g}): keep the computation in float64 (look for .float(), a float32 constant or"
+                    " dtype=torch.float32 on the way).")
+    return ""
+
+
+def _explain(failure, hint):
+    earlier = failure.explain
+    failure.explain = lambda: " ".join(h for h in ((earlier() if earlier else ""), hint()) if h)
+
+
+def _judge(got, q, k, v, causal, scenario, *, what="linear_attention output", expected=None):
+    """got against the kernel form: the nearest point of [no eps, eps = 1e-5], at q's dtype tolerance.
+    `expected` = (without eps, with eps = 1e-5) when given, else the kernel form of q, k, v."""
+    got_t = torch.as_tensor(got).detach().cpu().double()
+    exact, with_eps = expected or (kernel_form(q, k, v, causal), kernel_form(q, k, v, causal, MAX_EPS))
+    if got_t.shape != exact.shape:
+        assert_close(got_t, exact, what=what, scenario=scenario, dtype=q.dtype)  # fails on the shape
+    nearest = torch.where(got_t.isnan(), exact, torch.minimum(torch.maximum(got_t, torch.minimum(exact, with_eps)), torch.maximum(exact, with_eps)))
+    try:
+        assert_close(got_t, nearest, what=what, scenario=scenario, dtype=q.dtype)
+    except CheckFailed as failure:
+        failure.message += f" (The expected values allow a normaliser eps from 0 to {MAX_EPS:g}.)"
+        if k is not None:
+            _explain(failure, partial(_diagnose, got, q, k, v, causal))
+        raise
+
+
+def _output(sub, q, k, v, causal, scenario, *, default=False):
+    """The learner's output: a tensor on the inputs' device, of shape (B, H, T, dv), as precise as the input.
+    `default`: call without the causal argument (its default, True)."""
+    kwargs = {} if default else {"causal": causal}
+    got = inputs_unchanged(sub, "linear_attention", q, k, v, scenario=scenario, **kwargs)
+    assert_returns_like(got, q, what="linear_attention output", scenario=scenario, device=sub.device)
+    assert_shape(got, (*q.shape[:-1], v.shape[-1]), what="linear_attention output", scenario=scenario)
+    assert_keeps_precision(got, q.dtype, what="linear_attention output", scenario=scenario)
+    return got
+
+
+def _qkv(rng, shape, dv, dtype=torch.float32):
+    B, H, T, d = shape
+    return tuple(torch.from_numpy(rng.standard_normal(s)).to(dtype) for s in ((B, H, T, d), (B, H, T, d), (B, H, T, dv)))
+
+
+def _describe(q, v, causal, device, extra=""):
+    return (f"{str(q.dtype).removeprefix('torch.')}, q/k shape {tuple(q.shape)}, v shape {tuple(v.shape)}, causal={causal}"
+            f"{extra}, {device}")
+
+
+# Tiny hand-written inputs (B = H = 1, T = 3, d = 2, dv = 2): written out in full when they fail.
+TINY_Q = [[[[0.5, -1.0], [1.5, 0.25], [-0.75, 2.0]]]]
+TINY_K = [[[[1.0, 0.5], [-0.5, 1.5], [2.0, -1.0]]]]
+TINY_V = [[[[1.0, -2.0], [0.5, 3.0], [-1.5, 0.25]]]]
+
+
+def _tiny():
+    return tuple(torch.tensor(x) for x in (TINY_Q, TINY_K, TINY_V))
+
+
+def _small_cases():
+    """Hypothesis strategy for shrinking: (B, H, T, d, dv, values) with small integer values, float32."""
+    from hypothesis import strategies as st
+
+    def of_shape(shape):
+        B, H, T, d, dv = shape
+        qk = st.lists(st.integers(-2, 2).map(float), min_size=B * H * T * d, max_size=B * H * T * d)
+        vs = st.lists(st.integers(-2, 2).map(float), min_size=B * H * T * dv, max_size=B * H * T * dv)
+        return st.tuples(st.just(shape), qk, qk, vs)
+
+    return st.tuples(st.integers(1, 2), st.integers(1, 2), st.integers(1, 4), st.integers(1, 2), st.integers(1, 2)).flatmap(of_shape)
+
+
+def _verify_small(sub, causal, case):
+    (B, H, T, d, dv), qs, ks, vs = case
+    q, k = (torch.tensor(x).reshape(B, H, T, d) for x in (qs, ks))
+    v = torch.tensor(vs).reshape(B, H, T, dv)
+    scenario = _describe(q, v, causal, sub.device)
+    _judge(_output(sub, q, k, v, causal, scenario), q, k, v, causal, scenario)
+
+
+def _matches(sub, ctx, causal, seed):
+    q, k, v = _tiny()
+    scenario = _describe(q, v, causal, ctx.device)
+    _judge(_output(sub, q, k, v, causal, scenario), q, k, v, causal, scenario)
+    rng = ctx.rng(seed)
+    with shrink_on_failure(sub, _small_cases, partial(_verify_small, sub, causal)):
+        for shape, dv in (((1, 1, 1, 3), 2), ((2, 3, 7, 4), 5), ((2, 2, 64, 8), 16), ((1, 2, 300, 3), 1)):  # small to large
+            q, k, v = _qkv(rng, shape, dv)
+            scenario = _describe(q, v, causal, ctx.device, extra=", q/k/v ~ N(0, 1)")
+            _judge(_output(sub, q, k, v, causal, scenario), q, k, v, causal, scenario)
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks
+# ---------------------------------------------------------------------------------------------
+@check("causal: position 0 sees only itself, so its output is v at position 0", devices=("cpu", "cuda"))
+def position_zero(sub, ctx):
+    cases = [_tiny(), _qkv(ctx.rng(1), (2, 2, 5, 3), 4)]  # small to large; the first leaves causal at its default
+    for i, (q, k, v) in enumerate(cases):
+        scenario = _describe(q, v, True, ctx.device, extra=" (the default)" if i == 0 else "")
+        got = _output(sub, q, k, v, True, scenario, default=i == 0)
+        first = (kernel_form(q[:, :, :1], k[:, :, :1], v[:, :, :1], True), kernel_form(q[:, :, :1], k[:, :, :1], v[:, :, :1], True, MAX_EPS))
+        try:
+            _judge(torch.as_tensor(got)[:, :, :1], q, k, v, True, scenario, what="output at position 0 (must equal v[:, :, 0])", expected=first)
+        except CheckFailed as failure:
+            _explain(failure, partial(_diagnose, got, q, k, v, True))
+            raise
+
+
+@check("causal: equals the masked quadratic kernel form", devices=("cpu", "cuda"))
+def matches_causal(sub, ctx):
+    _matches(sub, ctx, True, seed=2)
+
+
+@check("causal=False: equals the unmasked kernel form", devices=("cpu", "cuda"))
+def matches_non_causal(sub, ctx):
+    _matches(sub, ctx, False, seed=3)
+
+
+def _causality_hint(sub, q, k, v, changed, j):
+    """Control: change v at positions j.. alone. If the earlier outputs move, the numerator sees later values; if
+    they stay put, only the normaliser sees later keys."""
+    only_v = (q, k, changed[2])
+    base, moved = sub.control("linear_attention", q, k, v, causal=True), sub.control("linear_attention", *only_v, causal=True)
+    if not (torch.is_tensor(base) and torch.is_tensor(moved)) or base.shape != moved.shape:
+        return ""
+    if torch.equal(base[:, :, :j].cpu(), moved[:, :, :j].cpu()):
+        return (f"Changing only v at positions {j}.. leaves them unchanged, but changing k moves them: the numerator is causal"
+                " and the normaliser is not. Divide by phi(q_t) . z_t with z_t the prefix sum of phi(k_j) over j <= t.")
+    return (f"Changing only v at positions {j}.. moves them too: the numerator sums phi(k_j) v_j^T over later positions. Use"
+            " prefix sums over j <= t (cumsum over T, inclusive) for the numerator and the normaliser.")
+
+
+@check("causality: q, k, v at positions j.. change no output before j", devices=("cpu", "cuda"))
+def causality(sub, ctx):
+    rng = ctx.rng(4)
+    for T, j in ((2, 1), (9, 4)):  # small to large
+        q, k, v = _qkv(rng, (1, 2, T, 3), 2)
+        changed = tuple(t.clone() for t in (q, k, v))
+        for t in changed:
+            t[:, :, j:] = torch.from_numpy(5.0 * rng.standard_normal(t[:, :, j:].shape)).to(t.dtype)
+        scenario = _describe(q, v, True, ctx.device, extra=f", q/k/v at positions {j}.. replaced by other values (5 * N(0, 1))")
+        try:
+            invariance_probe(sub, "linear_attention", (q, k, v), changed, what=f"outputs at positions 0..{j - 1}", scenario=scenario,
+                             shape=(1, 2, T, 2), kwargs={"causal": True}, graded=lambda out, j=j: torch.as_tensor(out)[:, :, :j])
+        except CheckFailed as failure:
+            _explain(failure, partial(_causality_hint, sub, q, k, v, changed, j))
+            raise
+
+
+@check("float64 inputs are computed in float64", devices=("cpu", "cuda"))
+def float64_precision(sub, ctx):
+    # Every key is the same vector, so each position weighs the keys it sees equally and its output is the plain mean
+    # of v over them. v = +-4096 + N(0, 1), alternating: the means are O(1) where the signs cancel. Rounded to float32,
+    # v moves by up to 4096 * 2**-24 = 2.4e-4, far outside float64's tolerance; float64 is exact to ~1e-12 here.
+    rng = ctx.rng(5)
+    for causal in (True, False):
+        q = torch.from_numpy(rng.standard_normal((1, 1, 6, 2)))
+        k = torch.from_numpy(rng.standard_normal((1, 1, 1, 2))).expand(1, 1, 6, 2).clone()
+        signs = torch.tensor([1.0, -1.0] * 3, dtype=torch.float64)[None, None, :, None]
+        v = 4096.0 * signs + torch.from_numpy(rng.standard_normal((1, 1, 6, 2)))
+        scenario = _describe(q, v, causal, ctx.device, extra=", every key the same vector, v = +-4096 + N(0, 1) with alternating signs")
+        _judge(_output(sub, q, k, v, causal, scenario), q, k, v, causal, scenario)
+
+
+# ---------------------------------------------------------------------------------------------
+# Memory: T = 65536 within 3 GiB more than before the call
+# ---------------------------------------------------------------------------------------------
+def _big_inputs(seed, device="cpu"):
+    generator = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(1, 1, BIG_T, BIG_D, generator=generator).to(device) for _ in range(3))
+
+
+def _mapped_bytes():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmSize:")) * 1024
+
+
+def _allocation_failed(exc):
+    text = str(exc)
+    return isinstance(exc, MemoryError) or "can't allocate memory" in text or "Cannot allocate memory" in text or "out of memory" in text
+
+
+def _capped_repro(interface, seed, causal, device):
+    make = (f"g = torch.Generator().manual_seed({seed})\n"
+            f"q, k, v = (torch.randn(1, 1, {BIG_T}, {BIG_D}, generator=g).to(\"{device}\") for _ in range(3))\n")
+    if device.startswith("cuda"):
+        return Call.code(make + "torch.cuda.reset_peak_memory_stats(); base = torch.cuda.memory_allocated()\n"
+                         f"out = linear_attention(q, k, v, causal={causal})\n"
+                         "(torch.cuda.max_memory_allocated() - base) / 2**30  # GiB allocated by the call: at most 3")
+    return Call.code(make + "import resource\n"
+                     "mapped = int(open('/proc/self/status').read().split('VmSize:')[1].split()[0]) * 1024\n"
+                     "resource.setrlimit(resource.RLIMIT_AS, (mapped + 3 * 2**30, resource.getrlimit(resource.RLIMIT_AS)[1]))  # 3 GiB more than now\n"
+                     f"linear_attention(q, k, v, causal={causal}).shape  # fails to allocate if the call needs more")
+
+
+@scenario(repro=_capped_repro)
+def capped_call(module, seed, causal, device):
+    """Scenario: the call on the large case with 3 GiB of extra memory (address space on the CPU, the CUDA
+    allocator's peak on CUDA); returns what was measured and the output's shape and rows ROWS."""
+    q, k, v = _big_inputs(seed, device)
+    seen = {"error": None, "cuda_extra_bytes": None, "extra_allowed": EXTRA_BYTES}
+    cuda = device.startswith("cuda")
+    if cuda:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+    else:
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        mapped = _mapped_bytes()
+        cap = mapped + EXTRA_BYTES if hard == resource.RLIM_INFINITY else min(mapped + EXTRA_BYTES, hard)
+        seen["extra_allowed"] = cap - mapped  # less than 3 GiB only if the sandbox's own cap (memory_mb) is closer
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        out = module.linear_attention(q, k, v, causal=causal)
+        if cuda:
+            torch.cuda.synchronize()
+    except (MemoryError, RuntimeError) as exc:
+        if not _allocation_failed(exc):
+            raise
+        seen["error"] = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:300]}"
+        return seen
+    finally:
+        if not cuda:
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    if cuda:
+        seen["cuda_extra_bytes"] = int(torch.cuda.max_memory_allocated() - base)
+    seen["shape"] = list(out.shape) if isinstance(out, torch.Tensor) else None
+    seen["rows"] = out[:, :, ROWS].detach().clone() if isinstance(out, torch.Tensor) and out.dim() == 4 and out.shape[2] == BIG_T else out
+    return seen
+
+
+def _rows_expected(seed, causal):
+    """The kernel form at rows ROWS only, in float64, without eps and with eps = 1e-5: row t needs keys 0..t
+    (or all of them), O(T d dv) each."""
+    q, k, v = (t.double() for t in _big_inputs(seed))
+    fq, fk = phi(q[0, 0]), phi(k[0, 0])
+    exact, with_eps = [], []
+    for t in ROWS:
+        keys = slice(0, t + 1) if causal else slice(None)
+        weights = fk[keys] @ fq[t]  # (t + 1,)
+        num, den = weights @ v[0, 0, keys], weights.sum()
+        exact.append(num / den)
+        with_eps.append(num / (den + MAX_EPS))
+    return torch.stack(exact)[None, None], torch.stack(with_eps)[None, None]
+
+
+def _allocation_hint(error):
+    """What the failed allocation's size says, when the message gives it (torch's CPU allocator does)."""
+    found = re.search(r"allocate (\d+) bytes", error)
+    prefix_sums = f"{BIG_T * BIG_D * BIG_D * 4 / 2**20:g} MiB"
+    if found and int(found.group(1)) >= BIG_T * BIG_T:
+        n = int(found.group(1))
+        return (f"{n} bytes is {n / (BIG_T * BIG_T):g} bytes per entry of a ({BIG_T}, {BIG_T}) matrix: never build the (T, T)"
+                " matrix phi(q) phi(k)^T, not even masked; carry prefix sums (cumsum over T) of phi(k) v^T and of phi(k), or walk"
+                f" T in chunks with a running (d, dv) state (the (T, d, dv) prefix sums take {prefix_sums} in float32 here).")
+    return (f"Memory must grow linearly in T: the (T, d, dv) prefix sums take {prefix_sums} in float32 here; look for an"
+            " intermediate whose size grows like T^2.")
+
+
+@check(f"memory: T = {BIG_T}, d = dv = {BIG_D} (float32) fits in 3 GiB beyond the inputs", devices=("cpu", "cuda"))
+def memory_linear_in_t(sub, ctx):
+    for seed, causal in ((7, True), (8, False)):
+        scenario = (f"float32, q/k/v shape (1, 1, {BIG_T}, {BIG_D}), causal={causal}, {ctx.device}; the (T, T) matrix alone would"
+                    f" take {BIG_T * BIG_T * 4 / 2**30:g} GiB")
+        seen = sub.run(capped_call, seed, causal, ctx.device)
+        if seen["error"] is not None:
+            allowed = seen["extra_allowed"] / 2**30
+            where = "on CUDA" if ctx.device.startswith("cuda") else f"within {allowed:.3g} GiB of address space beyond what the process had mapped before the call"
+            short = (" (less than 3 GiB: the sandbox's own limit, memory_mb, was closer, because the process had already mapped"
+                     " memory that earlier calls kept)") if allowed < 2.99 else ""
+            fail(f"linear_attention ({scenario}) could not allocate its memory {where}{short}: {seen['error']}."
+                 f" {_allocation_hint(seen['error'])}", error=seen["error"], extra_allowed=seen["extra_allowed"])
+        if seen["cuda_extra_bytes"] is not None and seen["cuda_extra_bytes"] > EXTRA_BYTES:
+            fail(f"linear_attention ({scenario}) allocated {seen['cuda_extra_bytes'] / 2**30:.2f} GiB of CUDA memory at its peak"
+                 " (torch.cuda.max_memory_allocated beyond the inputs), more than 3 GiB: never build the (T, T) matrix; carry"
+                 " prefix sums of phi(k) v^T and phi(k) instead.", extra_bytes=seen["cuda_extra_bytes"])
+        if seen["shape"] != [1, 1, BIG_T, BIG_D]:
+            fail(f"linear_attention output ({scenario}): expected a tensor of shape (1, 1, {BIG_T}, {BIG_D}), got"
+                 f" {'shape ' + str(tuple(seen['shape'])) if seen['shape'] else type(seen['rows']).__name__}")
+        assert_returns_like(seen["rows"], torch.zeros(1), what="linear_attention output", scenario=scenario, device=sub.device)
+        q = torch.zeros(1, dtype=torch.float32)  # only its dtype matters: the tolerance
+        _judge(seen["rows"], q, None, None, causal, scenario, what=f"linear_attention output at positions {ROWS}",
+               expected=_rows_expected(seed, causal))
