@@ -11,7 +11,7 @@ the ratio is median(command) / median(baseline). Targets:
 - `mlprep grade adamw` on a known bug              <= 2.5x  `python -c "import torch"` (failing
                                                   inputs found and shrunk included)
 - `mlprep grade adamw` on a file that never returns  within the exercise's time limit + 5 s
-- `mlprep selfcheck` of the whole bank            < 120 s wall (every reference, stub, known bug,
+- `mlprep selfcheck` of the whole bank            < 300 s wall on 2 cores (every reference, stub, known bug,
                                                   alternative), with the number of submissions graded
 
 Everything runs against a temporary MLPREP_HOME; your own progress is not touched.
@@ -75,6 +75,10 @@ def hang(env: dict[str, str], folder: Path) -> dict:
             "ratio": round(elapsed / bound, 2), "target": f"< {bound:g} s", "meets": elapsed < bound}
 
 
+# Issue 10: the self-check of the whole bank, grown past 20 exercises, within 5 minutes on 2 cores.
+SELFCHECK_LIMIT_S = 300.0
+
+
 def selfcheck(env: dict[str, str]) -> dict:
     report_path = Path(env["MLPREP_HOME"]) / "selfcheck.json"
     start = time.perf_counter()
@@ -85,14 +89,15 @@ def selfcheck(env: dict[str, str]) -> dict:
     if done.returncode != 0:
         print(f"bench: the self-check found problems (exit {done.returncode}); timing it anyway", file=sys.stderr)
     return {"what": f"mlprep selfcheck (whole bank, {report['submissions']} submissions, {os.cpu_count()} cores)", "median_s": round(elapsed, 1),
-            "baseline": "120 s", "baseline_median_s": 120.0, "ratio": round(elapsed / 120.0, 2), "target": "< 120 s", "meets": elapsed < 120.0,
+            "baseline": f"{SELFCHECK_LIMIT_S:g} s", "baseline_median_s": SELFCHECK_LIMIT_S, "ratio": round(elapsed / SELFCHECK_LIMIT_S, 2),
+            "target": f"< {SELFCHECK_LIMIT_S:g} s", "meets": elapsed < SELFCHECK_LIMIT_S,
             "submissions": report["submissions"], "selfcheck_ok": report["ok"]}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=7, help="runs of each command and of its baseline (default 7)")
-    parser.add_argument("--skip-selfcheck", action="store_true", help="leave out the whole-bank self-check (about two minutes)")
+    parser.add_argument("--skip-selfcheck", action="store_true", help="leave out the whole-bank self-check (a few minutes)")
     parser.add_argument("--json", dest="json_path", type=Path, help="also write the rows as JSON to this file")
     args = parser.parse_args()
 

@@ -1,7 +1,9 @@
 """Mistake diagnosis against files written apart from the bank: independently written versions of
 the catalogue's known bugs (tests/fixtures/diagnosis/<exercise>__<mistake>.py, not the bank's own
 variants) are diagnosed as the mistake they make; none is diagnosed as a mistake it does not make.
-The ones that cannot be diagnosed say why in EXPECTED."""
+The ones that cannot be diagnosed say why in EXPECTED. Mistakes whose verdict depends on the
+machine's speed (a quadratic algorithm stopped at a time limit, or running out of memory first) are
+left out: their status would change with the load, and so would the diagnosis."""
 
 from __future__ import annotations
 
@@ -44,6 +46,10 @@ EXPECTED = {
     "kl_divergence__nan_from_0log0": "nan_from_0log0",
     # Its overflow ends in 0 where the variant's ends in NaN: other values.
     "kl_divergence__unstable_softmax": None,
+    "kmeans__nan_empty_centroid": "nan_empty_centroid",
+    "kmeans__random_init": "random_init",
+    "conv_params__bias_per_input_channel": "bias_per_input_channel",
+    "conv_params__groups_ignored": "groups_ignored",
     "kmeans_edge__empty_cluster_zeroed": "empty_cluster_zeroed",
     "kmeans_edge__one_iteration_too_many": "one_iteration_too_many",
     "kmeans_edge__ties_to_last_index": "ties_to_last_index",
@@ -89,6 +95,63 @@ EXPECTED = {
     "standardize__divide_by_zero": "divide_by_zero",
     "standardize__naive_sum_of_squares": "naive_sum_of_squares",
     "standardize__transform_refits": "transform_refits",
+    "adaboost__missing_half": "missing_half",
+    "adaboost__no_renormalisation": "no_renormalisation",
+    # Its stump search differs from the variant's, so with 0/1 labels it builds other stumps: other values.
+    "adaboost__zero_one_labels": None,
+    "auc_ranking__ap_interpolated": "ap_interpolated",
+    # Breaks ties by position the other way round: the bank's reversed variant of the same mistake.
+    "auc_ranking__ties_broken_by_order": "ties_broken_by_order_reversed",
+    "batchnorm__biased_running_var": "biased_running_var",
+    "batchnorm__eval_uses_batch_stats": "eval_uses_batch_stats",
+    "batchnorm__momentum_inverted": "momentum_inverted",
+    # Normalises over another axis than the variant does it, with other running statistics: other values.
+    "batchnorm__wrong_axis": None,
+    "ctr_calibration__correction_inverted": "correction_inverted",
+    "ctr_calibration__empty_bin_division": "empty_bin_division",
+    "deep_sets__division_by_zero_on_empty": "division_by_zero_on_empty",
+    "deep_sets__mean_over_pads": "mean_over_pads",
+    # Also lets NaN pads through phi, so the pad checks fail too: a second difference.
+    "deep_sets__nan_to_num_after_phi": None,
+    "deep_sets__no_missing_flag": "no_missing_flag",
+    "drift_psi__bins_from_prod": "bins_from_prod",
+    "drift_psi__log_of_zero": "log_of_zero",
+    "early_stopping__min_delta_ignored": "min_delta_ignored",
+    "early_stopping__patience_off_by_one": "patience_off_by_one",
+    "esmm__cvr_on_clicked_only": "cvr_on_clicked_only",
+    # Written with F.binary_cross_entropy, which clamps each log at -100: other values (68.75, not inf).
+    "esmm__log_of_product": None,
+    "gqa_attention__no_scale": "no_scale",
+    "gqa_attention__repeat_not_interleave": "repeat_not_interleave",
+    "gqa_attention__softmax_wrong_axis": "softmax_wrong_axis",
+    "grad_accumulation__clip_per_micro_batch": "clip_per_micro_batch",
+    "grad_accumulation__equal_weights_for_uneven_batches": "equal_weights_for_uneven_batches",
+    "grad_accumulation__step_each_micro_batch": "step_each_micro_batch",
+    "grad_accumulation__summed_not_averaged": "summed_not_averaged",
+    "grad_accumulation__zero_grad_inside_loop": "zero_grad_inside_loop",
+    # Its own random draws: the statistics the checks quote differ from the variant's.
+    "init_scale__he_fan_out": None,
+    # Its own random draws: the statistics the checks quote differ from the variant's.
+    "init_scale__uniform_without_sqrt3": None,
+    # Its own random draws: the statistics the checks quote differ from the variant's.
+    "init_scale__variance_as_std": None,
+    "linear_attention__future_leak": "future_leak",
+    "linear_attention__no_normaliser": "no_normaliser",
+    "linear_attention__quadratic_materialisation": "quadratic_materialisation",
+    # B is random, so the values differ from the variant's random B.
+    "lora__B_random_at_init": None,
+    "lora__base_not_frozen": "base_not_frozen",
+    # Transposes only where the shapes allow: non-square layers fail with a shape error, not the variant's values.
+    "lora__merge_transposed": None,
+    "lora__scale_alpha": "scale_alpha",
+    "mlp_backprop__bias_grad_not_summed": "bias_grad_not_summed",
+    "mlp_backprop__missing_transpose": "missing_transpose",
+    "mlp_backprop__relu_mask_all_ones": "relu_mask_all_ones",
+    "xgb_missing__default_always_right": "default_always_right",
+    # Also computes the missing rows' totals its own way: named as explaining part of the failures.
+    "xgb_missing__lam_omitted": None,
+    # Drops the missing rows from the candidates too: other gains than the variant's.
+    "xgb_missing__missing_dropped_from_totals": None,
 }
 
 
@@ -133,7 +196,7 @@ def test_an_independent_known_mistake_is_diagnosed_as_itself_and_as_nothing_else
 
 
 def test_most_independent_mistakes_are_diagnosed(diagnoses: dict, capsys: pytest.CaptureFixture) -> None:
-    diagnosed = [stem for stem, (_, d) in diagnoses.items() if d.matched and stem.split("__")[1] in {b.name for b in d.matched}]
+    diagnosed = [stem for stem, (_, d) in diagnoses.items() if EXPECTED[stem] in {b.name for b in d.matched}]
     with capsys.disabled():
         print(f"\ndiagnosis of independently written known mistakes: {len(diagnosed)}/{len(diagnoses)}"
               f" ({100 * len(diagnosed) / len(diagnoses):.0f}%)")

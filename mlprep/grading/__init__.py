@@ -830,7 +830,9 @@ def time_ratio(sub: Submission, ctx: Context, scenario: Callable, *args: Any, re
             if cutoff is None or sub.remaining_s() <= 0:
                 raise
             fail(_join(f"{what or scenario.__name__}: stopped after {cutoff:.2f} s, more than {max_ratio:g}x the reference's"
-                       f" {best_reference:.2f} s measured in the same run.", hint), reference_s=best_reference, cutoff_s=cutoff, max_ratio=max_ratio)
+                       f" {best_reference:.2f} s measured in the same run.", hint), reference_s=best_reference, cutoff_s=cutoff, max_ratio=max_ratio,
+                 # what was compared, for the diagnosis: the seconds themselves change from run to run
+                 what=what or scenario.__name__, got=f"more than {max_ratio:g}x the reference's time", first_index="")
         learner.append(sub.last_elapsed_s)
     best_learner, best_reference = min(learner), max(min(reference), 1e-9)
     return best_learner, best_reference, best_learner / best_reference

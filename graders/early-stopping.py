@@ -1,0 +1,234 @@
+"""Checks for `early-stopping`: EarlyStopper(patience, min_delta) with step(loss) -> bool, best_round, best_loss.
+
+Every case is one run in the sandbox (`run_stopper`): a fresh stopper, step(loss) for each loss in
+turn until it returns True, recording after each round what step returned and best_round and
+best_loss. The judge computes the expected record by brute force, round by round from the prefix
+of losses seen so far (the best round is found by scanning the prefix with the contract's test,
+loss < best_loss - min_delta; the run stops where the round is patience rounds past it, or at a
+NaN or infinite loss) and compares every round exactly: the losses and min_delta are multiples of
+1/512 (hand-built ones of 1/20 with min_delta = 0), so loss < best - d, loss + d < best and
+best - loss > d all agree and only the contract decides a tie.
+
+Hints follow the evidence: the learner's whole record is compared with the record each known
+mistake gives on the same losses (patience off by one, min_delta ignored or relative, ties counted,
+best_loss lowered on small gains, NaN not stopping, the count never reset, rounds counted from 1)
+and the one it equals is named.
+"""
+
+import math
+
+import numpy as np
+
+from mlprep.grading import Call, CheckFailed, check, fail, literal, scenario, shrink_on_failure
+
+RECORD = "(what step returned, best_round, best_loss) after each round"
+MISTAKES = {
+    "off_by_one": "stops only once more than patience rounds have passed without improvement (> patience instead of >= patience): one round late",
+    "min_delta_ignored": "ignores min_delta: every decrease counts as an improvement",
+    "ties": "counts a loss equal to best_loss - min_delta as an improvement (<= instead of <)",
+    "relative": "reads min_delta as relative (loss < best_loss * (1 - min_delta)); it is absolute: loss < best_loss - min_delta",
+    "small_gains": "lowers best_loss on decreases smaller than min_delta, which are not improvements",
+    "nan_continues": "does not stop on a NaN or infinite loss",
+    "no_reset": "does not reset the count of rounds without improvement when a round improves",
+    "one_based": "counts rounds from 1; best_round is 0-based",
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# The scenario (runs in the sandbox) and its rendering
+# ---------------------------------------------------------------------------------------------
+def _plain(value):
+    return value if value is None or isinstance(value, (bool, int, float)) else f"<a {type(value).__name__}: {str(value)[:40]}>"
+
+
+def stopper_code(interface, patience, min_delta, losses):
+    made = f"EarlyStopper({patience})" if min_delta is None else f"EarlyStopper({patience}, min_delta={literal(min_delta)})"
+    return Call.code(f"stopper = {made}\nhistory = []\nfor loss in {literal(list(losses))}:\n    stop = stopper.step(loss)\n"
+                     f"    history.append((stop, stopper.best_round, stopper.best_loss))\n    if stop:\n        break\nhistory  # {RECORD}")
+
+
+@scenario(repro=stopper_code)
+def run_stopper(module, patience, min_delta, losses):
+    """Scenario: [[step's result, best_round, best_loss]] per round, until step returns something true."""
+    stopper = module.EarlyStopper(patience) if min_delta is None else module.EarlyStopper(patience, min_delta=min_delta)
+    history = []
+    for loss in losses:
+        stop = stopper.step(loss)
+        history.append([_plain(stop), _plain(getattr(stopper, "best_round", "<missing>")), _plain(getattr(stopper, "best_loss", "<missing>"))])
+        if stop:
+            break
+    return history
+
+
+@scenario(repro=lambda interface, patience, min_delta: Call.code(f"EarlyStopper({patience}, min_delta={min_delta!r})  # expected: ValueError"))
+def construct(module, patience, min_delta):
+    try:
+        module.EarlyStopper(patience, min_delta=min_delta)
+    except Exception as exc:  # named for the judge, so its message can say what was raised instead
+        return {"raised": type(exc).__name__, "message": str(exc)[:200]}
+    return {"raised": None}
+
+
+TWO_CODE = ("a, b = EarlyStopper(2), EarlyStopper(2)\nsteps = [(a.step(x), b.step(y)) for x, y in zip([1.0, 0.5, 0.75, 0.875], [4.0, 3.0, 2.0, 1.0])]\n"
+            "steps, (a.best_round, a.best_loss, b.best_round, b.best_loss)")
+
+
+@scenario(repro=lambda interface: Call.code(TWO_CODE))
+def two_stoppers(module):
+    a, b = module.EarlyStopper(2), module.EarlyStopper(2)
+    steps = [[_plain(a.step(x)), _plain(b.step(y))] for x, y in zip([1.0, 0.5, 0.75, 0.875], [4.0, 3.0, 2.0, 1.0])]
+    return steps, [_plain(getattr(s, name, None)) for s in (a, b) for name in ("best_round", "best_loss")]
+
+
+# ---------------------------------------------------------------------------------------------
+# The judge's side: brute force, and the known mistakes
+# ---------------------------------------------------------------------------------------------
+def brute_force(patience, min_delta, losses):
+    """[(stop, best_round, best_loss)] per round until the first stop; best_round None before any finite loss."""
+    d, out = min_delta or 0.0, []
+    for t, loss in enumerate(losses):
+        best_round, best_loss = None, math.inf
+        for s, x in enumerate(losses[:t + 1]):
+            if math.isfinite(x) and x < best_loss - d:
+                best_round, best_loss = s, x
+        stop = not math.isfinite(loss) or (best_round is not None and t - best_round >= patience)
+        out.append((stop, best_round, best_loss))
+        if stop:
+            break
+    return out
+
+
+def simulate(patience, min_delta, losses, mistake):
+    """The record a stopper with the known `mistake` (a key of MISTAKES) gives."""
+    d, best_round, best_loss, wait, out = min_delta or 0.0, None, math.inf, 0, []
+    for t, loss in enumerate(losses):
+        if not math.isfinite(loss) and mistake != "nan_continues":
+            out.append((True, best_round, best_loss))
+            break
+        threshold = {"min_delta_ignored": best_loss, "relative": best_loss * (1 - d) if d < 1 else -math.inf}.get(mistake, best_loss - d)
+        if loss < threshold or (mistake == "ties" and loss == threshold):
+            best_round, best_loss, wait = t + (mistake == "one_based"), loss, wait if mistake == "no_reset" else 0
+        else:
+            wait += 1
+            best_loss = min(best_loss, loss) if mistake == "small_gains" else best_loss
+        out.append((wait > patience if mistake == "off_by_one" else wait >= patience, best_round, best_loss))
+        if out[-1][0]:
+            break
+    return out
+
+
+def same(got, want):
+    return len(got) == len(want) and all(isinstance(g[0], bool) and g[0] == w[0] and (w[1] is None or (g[1] == w[1] and g[2] == w[2])) for g, w in zip(got, want))
+
+
+def likely_mistake(got, patience, min_delta, losses, want):
+    found = [text for key, text in MISTAKES.items() if not same(simulate(patience, min_delta, losses, key), want)
+             and same(got, simulate(patience, min_delta, losses, key))]
+    return f"Your stopper behaves like one that {found[0]}." if len(found) == 1 else ""
+
+
+def why(t, want, patience, min_delta, losses):
+    """Why round t's expected record is what it is, in the contract's words."""
+    stop, best_round, best_loss = want[t]
+    d = min_delta or 0.0
+    if not math.isfinite(losses[t]):
+        return f"round {t}'s loss is {losses[t]}: a NaN or infinite loss stops at once and changes neither best_round nor best_loss"
+    if best_round == t == 0:
+        return "round 0's loss is the first finite one, which always improves"
+    if best_round == t:
+        return f"{losses[t]!r} < best_loss - min_delta = {want[t - 1][2]!r} - {d!r}: round {t} improves"
+    reason = (f"the last improvement was round {best_round} (loss {best_loss!r}); no later loss is below best_loss - min_delta ="
+              f" {best_loss!r} - {d!r} = {best_loss - d!r}")
+    return f"{reason}, so patience = {patience} runs out at round {best_round} + {patience} = {best_round + patience}" if stop else (
+        f"{reason}, and round {t} is {t - best_round} round(s) after it, fewer than patience = {patience}")
+
+
+def judge(sub, patience, min_delta, losses, what=""):
+    made = f"EarlyStopper({patience})" if min_delta is None else f"EarlyStopper({patience}, min_delta={min_delta!r})"
+    scenario_text = f"{made} on {len(losses)} losses{what}"
+    got = sub.run(run_stopper, patience, min_delta, list(losses))
+    want = brute_force(patience, min_delta, losses)
+    for t, (stop, best_round, best_loss) in enumerate(want):
+        if t >= len(got):
+            fail(f"{scenario_text}: the run ended after round {len(got) - 1}, before round {t}.")
+        g_stop, g_round, g_loss = got[t]
+        message = None
+        if not isinstance(g_stop, bool):
+            message = f"step(losses[{t}]) returned {g_stop!r}; it must return True or False"
+        elif g_stop != stop:
+            message = f"at round {t} (loss {losses[t]!r}) step returned {g_stop}, expected {stop}: {why(t, want, patience, min_delta, losses)}"
+        elif best_round is not None and (g_round != best_round or g_loss != best_loss):
+            message = (f"after round {t} (loss {losses[t]!r}) best_round, best_loss = {g_round!r}, {g_loss!r}; expected {best_round}, {best_loss!r}:"
+                       f" {why(t, want, patience, min_delta, losses)}")
+        if message:
+            details = {"what": "step's result, best_round, best_loss", "first_index": f"round {t}", "expected": repr(want[t]), "got": repr(tuple(got[t]))}
+            raise CheckFailed(f"{scenario_text}: {message}.", details, explain=lambda: likely_mistake(got, patience, min_delta, losses, want))
+
+
+def noisy_curve(rng, T, noise):
+    """A validation curve: fast descent, then slow overfitting, plus noise; multiples of 1/512."""
+    t = np.arange(T)
+    curve = 0.4 + 1.6 * 2.0 ** (-t / 8) + 0.003 * t + noise * rng.standard_normal(T)
+    return [round(float(x) * 512) / 512 for x in curve]
+
+
+def small_curves():
+    from hypothesis import strategies as st
+
+    return st.tuples(st.integers(1, 4), st.sampled_from([0.0, 0.25, 0.5]), st.lists(st.integers(0, 16).map(lambda i: i / 4), min_size=1, max_size=12))
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks
+# ---------------------------------------------------------------------------------------------
+@check("stops at round best_round + patience (min_delta left at its default)")
+def stops_after_patience(sub, ctx):
+    for patience in (1, 2, 3):
+        judge(sub, patience, None, [1.0, 0.8, 0.6, 0.7, 0.65, 0.9])
+    judge(sub, 2, None, [3, 2, 2, 4, 1], what=" (ints)")
+
+
+@check("an improvement resets the count of rounds without one")
+def improvement_resets(sub, ctx):
+    judge(sub, 2, None, [1.0, 0.9, 0.95, 0.85, 0.9, 0.92, 0.99])
+    judge(sub, 3, None, [5.0, 6.0, 7.0, 4.0, 4.5, 3.0, 3.5, 3.25, 3.75, 3.5])
+
+
+@check("an improvement is loss < best_loss - min_delta (absolute; an equal loss is none)")
+def min_delta_absolute(sub, ctx):
+    judge(sub, 2, None, [1.0, 1.0, 1.0, 0.5])
+    judge(sub, 3, 0.25, [2.0, 1.875, 1.75, 1.5, 1.375, 1.25, 1.25, 1.0])
+    judge(sub, 2, 0.5, [8.0, 7.75, 7.5, 7.25, 6.0, 5.75, 5.5, 5.25])
+
+
+@check("a NaN, inf or -inf loss stops at once")
+def nonfinite_stops(sub, ctx):
+    for losses in ([1.0, 0.5, math.nan], [2.0, math.inf], [3.0, 2.5, 2.75, -math.inf, 1.0], [math.nan, 1.0]):
+        judge(sub, 3, 0.25, losses)
+
+
+@check("best round and stop round on noisy validation curves")
+def noisy_curves(sub, ctx):
+    rng = ctx.rng(1)
+    with shrink_on_failure(sub, small_curves, lambda case: judge(sub, *case)):
+        for T, noise, patience, min_delta in ((40, 0.01, 3, 0.0), (80, 0.02, 5, 1 / 512), (150, 0.03, 10, 4 / 512), (300, 0.01, 20, 0.0), (60, 0.05, 1, 8 / 512)):
+            judge(sub, patience, min_delta, noisy_curve(rng, T, noise), what=f", noise {noise:g}")
+
+
+@check("two stoppers do not share state")
+def independent_stoppers(sub, ctx):
+    steps, best = sub.run(two_stoppers)
+    want_steps, want_best = [[False, False], [False, False], [False, False], [True, False]], [1, 0.5, 3, 1.0]
+    if [list(s) for s in steps] != want_steps or list(best) != want_best:
+        fail(f"two EarlyStopper(2) objects stepped in turn, a on [1.0, 0.5, 0.75, 0.875] and b on [4.0, 3.0, 2.0, 1.0]: expected steps"
+             f" {want_steps} and (a.best_round, a.best_loss, b.best_round, b.best_loss) = {tuple(want_best)}, got {steps} and {tuple(best)};"
+             " keep every piece of state on self (set in __init__), never in class attributes or globals that all stoppers share.")
+
+
+@check("patience < 1 or min_delta < 0 raises ValueError")
+def invalid_arguments(sub, ctx):
+    for patience, min_delta in ((0, 0.0), (-1, 0.0), (2, -0.1)):
+        got = sub.run(construct, patience, min_delta)
+        if got.get("raised") != "ValueError":
+            did = f"raised {got['raised']}: {got.get('message')}" if got.get("raised") else "returned a stopper"
+            fail(f"EarlyStopper({patience}, min_delta={min_delta}): expected ValueError, but it {did}; check the arguments in __init__.")

@@ -1,0 +1,212 @@
+"""Checks for `esmm`: the ESMM loss, pCTR and pCTCVR = pCTR * pCVR supervised on every impression.
+
+Expected values are computed here in float64 from the inputs' values, per impression, without the
+reference: log pCTR = logsigmoid(a), log pCTCVR = logsigmoid(a) + logsigmoid(b), and
+log(1 - pCTCVR) from that log by the two-branch log1mexp (log(-expm1(L)) above -ln 2, log1p(-exp(L))
+below), which is another route than the reference's logaddexp. float64 losses are graded at 1e-7
+relative and 1e-8 absolute (a softplus with torch's threshold of 20 is off by at most e^-20 per
+term), float32 at float32 tolerance. Gradients with respect to both logits are compared with the
+reference's in float64 (gradcheck_float64), at ordinary logits and at +-50.
+
+Hints follow the evidence: a wrong loss is compared with what each known mistake gives on the same
+batch (the CVR head supervised on clicked impressions only, buy as the CTCVR label, sums instead of
+means, pCVR instead of the product); a loss that is right while a gradient is not says the CTCVR term
+is hidden from autograd on its way to ctr_logit.
+"""
+
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from mlprep.grading import (CheckFailed, as_float, assert_close, assert_keeps_precision, assert_returns_like, check, fail, gradcheck_float64,
+                            inputs_unchanged, tolerance_for)
+
+DEVICES = ("cpu", "cuda")
+FLOAT64_RTOL, FLOAT64_ATOL = 1e-7, 1e-8
+
+
+# ---------------------------------------------------------------------------------------------
+# Expected values and known mistakes (judge side, float64 on the CPU)
+# ---------------------------------------------------------------------------------------------
+def _f64(*tensors):
+    return [t.detach().cpu().double() for t in tensors]
+
+
+def _log1mexp(L):
+    """log(1 - exp(L)) for L <= 0, the two-branch form (Maechler 2012)."""
+    return torch.where(L > -math.log(2), torch.log(-torch.expm1(L.clamp(max=-1e-300))), torch.log1p(-torch.exp(L.clamp(max=-math.log(2)))))
+
+
+def _bce(z, log_p, log_not_p):
+    return -(z * log_p + (1 - z) * log_not_p)
+
+
+def expected(a, b, click, buy):
+    a, b, click, buy = _f64(a, b, click, buy)
+    log_ctcvr = F.logsigmoid(a) + F.logsigmoid(b)
+    return float(_bce(click, F.logsigmoid(a), F.logsigmoid(-a)).mean() + _bce(click * buy, log_ctcvr, _log1mexp(log_ctcvr)).mean())
+
+
+def mistakes(a, b, click, buy):
+    """{what the code does wrong: the loss it then gives}, float64."""
+    a, b, click, buy = _f64(a, b, click, buy)
+    ctr = _bce(click, F.logsigmoid(a), F.logsigmoid(-a))
+    log_ctcvr = F.logsigmoid(a) + F.logsigmoid(b)
+    ctcvr = _bce(click * buy, log_ctcvr, _log1mexp(log_ctcvr))
+    clicked = click > 0
+    found = {
+        "the CTCVR term uses buy as its label; it is click AND buy (click * buy): a purchase without a click is a negative":
+            ctr.mean() + _bce(buy, log_ctcvr, _log1mexp(log_ctcvr)).mean(),
+        "the two terms are summed over the impressions; each is a mean over all N": ctr.sum() + ctcvr.sum(),
+        "the CVR head is trained with its own BCE against click * buy; ESMM supervises the product pCTR * pCVR":
+            ctr.mean() + _bce(click * buy, F.logsigmoid(b), F.logsigmoid(-b)).mean(),
+    }
+    p_ctr = torch.sigmoid(a)
+    found["the loss is computed from the probabilities with F.binary_cross_entropy, which clamps each log at -100: where"
+          " pCTR * pCVR rounds to 1 (or to 0) the loss is capped instead of right; stay in log space (logsigmoid)"] = (
+        F.binary_cross_entropy(p_ctr, click) + F.binary_cross_entropy(p_ctr * torch.sigmoid(b), click * buy))
+    if clicked.any():
+        found["pCVR is supervised by buy on the clicked impressions only: that is the sample-selection bias ESMM removes;"
+              " supervise pCTCVR = pCTR * pCVR by click * buy on every impression"] = (
+            ctr.mean() + _bce(buy[clicked], F.logsigmoid(b[clicked]), F.logsigmoid(-b[clicked])).mean())
+    return {text: float(value) for text, value in found.items()}
+
+
+def likely_cause(value, a, b, click, buy, rtol):
+    want = expected(a, b, click, buy)
+    found = [text for text, v in mistakes(a, b, click, buy).items()
+             if not math.isclose(v, want, rel_tol=10 * rtol, abs_tol=1e-12) and math.isclose(value, v, rel_tol=rtol, abs_tol=1e-12)]
+    return f"Your loss matches one where {found[0]}." if len(found) == 1 else ""
+
+
+def nonfinite_hint(a, b, click, buy):
+    a, b, click, buy = _f64(a, b, click, buy)
+    target = click * buy
+    rounds = (torch.sigmoid(a) * torch.sigmoid(b) == 1) & (target == 0)
+    if not rounds.any():
+        return ""
+    i = int(torch.nonzero(rounds)[0])
+    return (f"At impression {i} (ctr_logit = {a[i].item():g}, cvr_logit = {b[i].item():g}, click * buy = 0) sigmoid(a) * sigmoid(b) rounds to"
+            " exactly 1, so log(1 - pCTCVR) of that product is log(0) = -inf. Stay in log space: log pCTCVR = logsigmoid(a) + logsigmoid(b),"
+            " and log(1 - pCTCVR) = log(sigmoid(-a) + sigmoid(a) sigmoid(-b)) (torch.logaddexp of two logsigmoids), or log1mexp of log pCTCVR.")
+
+
+# ---------------------------------------------------------------------------------------------
+# Inputs and judging one call
+# ---------------------------------------------------------------------------------------------
+def batch(rng, N, scale=2.0, dtype=torch.float64, click_rate=0.4, buy_rate=0.5):
+    """(ctr_logit, cvr_logit, click, buy): logits N(0, scale) at odd multiples of 1/16 (exact, short, never 0, where the
+    max(a, 0) and |a| forms have a kink under autograd), buy possible without a click."""
+    logits = lambda: torch.from_numpy((np.floor(8 * scale * rng.standard_normal(N)) + 0.5) / 8).to(dtype)  # noqa: E731
+    click = torch.from_numpy((rng.random(N) < click_rate).astype(np.float64)).to(dtype)
+    buy = torch.from_numpy((rng.random(N) < buy_rate).astype(np.float64)).to(dtype)
+    return logits(), logits(), click, buy
+
+
+def tensors(*rows, dtype=torch.float64):
+    return [torch.tensor(row, dtype=dtype) for row in rows]
+
+
+def _count(n, one, many):
+    return f"{n} {one if n == 1 else many}"
+
+
+def describe(a, click, buy, device, extra=""):
+    n_clicks, n_both, orphans = int(click.sum()), int((click * buy).sum()), int(((click == 0) & (buy != 0)).sum())
+    return (f"N = {a.numel()}, {str(a.dtype).removeprefix('torch.')}, {_count(n_clicks, 'click', 'clicks')}, "
+            f"{_count(n_both, 'click-and-buy', 'click-and-buys')}, {_count(orphans, 'buy without a click', 'buys without a click')}{extra}, {device}")
+
+
+def judge(sub, a, b, click, buy, scenario=None):
+    scenario = scenario or describe(a, click, buy, sub.device)
+    got = inputs_unchanged(sub, "esmm_loss", a, b, click, buy, scenario=scenario)
+    assert_returns_like(got, a, what="esmm_loss's result", scenario=scenario, device=sub.device)
+    value = as_float(got, what="esmm_loss's result", scenario=scenario)
+    assert_keeps_precision(got, a.dtype, what="esmm_loss's result", scenario=scenario)
+    want = expected(a, b, click, buy)
+    rtol, atol = (FLOAT64_RTOL, FLOAT64_ATOL) if a.dtype == torch.float64 else tolerance_for(a.dtype)
+    try:
+        assert_close(value, want, what="esmm_loss's result", scenario=scenario, rtol=rtol, atol=atol)
+    except CheckFailed as failure:
+        failure.explain = (lambda: likely_cause(value, a, b, click, buy, 1e-9 if a.dtype == torch.float64 else 1e-5)) if math.isfinite(value) else (
+            lambda: nonfinite_hint(a, b, click, buy))
+        raise
+    return value
+
+
+def judge_gradients(sub, ctx, a, b, click, buy, scenario):
+    value = judge(sub, a, b, click, buy, scenario)  # a wrong loss has wrong gradients too: the value first
+    try:
+        gradcheck_float64(sub, ctx, "esmm_loss", [a, b, click, buy], [0, 1], scenario=scenario)
+    except CheckFailed as failure:
+        if "ctr_logit" in str(failure.details.get("what", "")) and math.isfinite(value):
+            failure.notes.append("Your loss value is right here but its gradient with respect to ctr_logit is not, so part of the"
+                                 " computation is hidden from autograd (a .detach(), .item(), NumPy or no_grad on the way): the"
+                                 " CTCVR term depends on ctr_logit too, through pCTR, and that gradient is what ESMM's CTR tower learns from.")
+        raise
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks
+# ---------------------------------------------------------------------------------------------
+@check("matches mean BCE(pCTR, click) + mean BCE(pCTR * pCVR, click * buy) on small batches", devices=DEVICES)
+def small_batches(sub, ctx):
+    cases = [tensors([0.5], [-1.0], [1.0], [1.0]), tensors([1.5, -0.5, 2.0, -1.0], [0.25, 1.0, -2.0, 0.5], [1, 0, 1, 1], [1, 0, 0, 1]),
+             tensors([0.0, 3.0, -2.5, 1.0, 0.75], [-1.5, 0.5, 2.0, 0.0, 4.0], [0, 1, 0, 1, 1], [0, 0, 0, 1, 1])]
+    for a, b, click, buy in cases:
+        judge(sub, a, b, click, buy)
+
+
+@check("every impression counts, in both terms (random float64 batches)", devices=DEVICES)
+def random_batches(sub, ctx):
+    rng = ctx.rng(1)
+    for N, click_rate in ((7, 0.5), (64, 0.1), (1000, 0.05)):
+        judge(sub, *batch(rng, N, click_rate=click_rate))
+
+
+@check("the CTCVR label is click AND buy: a purchase without a click is a negative", devices=DEVICES)
+def click_and_buy(sub, ctx):
+    for a, b, click, buy in (tensors([1.0, -0.5], [0.5, 2.0], [0, 1], [1, 1]), tensors([2.0, 0.0, -1.0, 1.5], [1.0, -1.0, 3.0, 0.5], [0, 0, 1, 1], [1, 1, 1, 0])):
+        judge(sub, a, b, click, buy)
+
+
+@check("logits of +-50: finite, correct loss and gradients", devices=DEVICES)
+def saturated_logits(sub, ctx):
+    # Every sign pair with every label pair: sigmoid(50) ** 2 rounds to 1 in float64 and float32.
+    pairs = [(s * 50.0, t * 50.0, c, y) for s in (1, -1) for t in (1, -1) for c, y in ((0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0))]
+    a, b, click, buy = (list(column) for column in zip(*pairs))
+    for dtype in (torch.float64, torch.float32):
+        inputs = tensors(a, b, click, buy, dtype=dtype)
+        scenario = describe(inputs[0], inputs[2], inputs[3], ctx.device, extra=", logits +-50 in every sign and label combination")
+        if dtype == torch.float64:
+            judge_gradients(sub, ctx, *inputs, scenario)
+        else:
+            judge(sub, *inputs, scenario)
+    for a, b, click, buy in (tensors([50.0], [50.0], [1.0], [0.0]), tensors([-50.0], [-50.0], [1.0], [1.0])):
+        judge(sub, a, b, click, buy)
+
+
+@check("float32 inputs at float32 tolerance; float64 inputs keep float64", devices=DEVICES)
+def dtypes(sub, ctx):
+    rng = ctx.rng(2)
+    for dtype in (torch.float32, torch.float64):
+        judge(sub, *batch(rng, 50, scale=3.0, dtype=dtype))
+
+
+@check("gradients with respect to ctr_logit and cvr_logit match in float64", devices=DEVICES)
+def gradients(sub, ctx):
+    rng = ctx.rng(3)
+    for a, b, click, buy in (tensors([0.5, -1.0, 2.0], [1.0, 0.25, -1.5], [1, 0, 1], [1, 1, 0]), batch(rng, 40, click_rate=0.3)):
+        judge_gradients(sub, ctx, a, b, click, buy, describe(a, click, buy, ctx.device))
+
+
+@check("the result is a 0-d tensor on the inputs' device", devices=DEVICES)
+def result_kind(sub, ctx):
+    a, b, click, buy = tensors([0.5, -1.0], [1.0, 0.25], [1, 0], [1, 0])
+    got = sub.call("esmm_loss", a, b, click, buy)
+    scenario = describe(a, click, buy, ctx.device)
+    assert_returns_like(got, a, what="esmm_loss's result", scenario=scenario, device=sub.device)
+    if tuple(got.shape) != ():
+        fail(f"esmm_loss's result ({scenario}): expected a 0-d tensor (one scalar loss), got shape {tuple(got.shape)}; reduce each term with .mean().")
