@@ -11,8 +11,19 @@ Tolerance: float64's (rtol = atol = 1e-7), whatever the scores' dtype: both valu
 Hints follow the evidence: after a wrong value the judge recomputes what each known mistake gives on the
 same input (1 - AUC, ties ordered by position, ties counted 0 or 1, interpolated precision, ties entering
 one by one, recall over n, the trapezoid under the PR curve, scores negated in an unsigned dtype) and names
-the one the learner's value matches, when exactly one does. Speed: 10**6 scores, built in the sandbox from a
-seed, timed against the reference in the same run (time_ratio), at most 10x.
+the one the learner's value matches, when exactly one does.
+
+Speed, per function, on scores built in the sandbox from a seed and timed from the judge against the
+reference in the same run: first the growth of the time per call from 1,000 rows (10 calls a run, so that
+the round trip does not swamp them) to 300,000 rows for roc_auc, 100,000 for average_precision
+(growth_check), at most 4x the reference's growth, which is what tells O(n log n) from O(n^2) whatever the
+machine's load; then the catalogue's budget, 10**6 rows in at most 10x the reference's time (time_ratio).
+The sizes keep a quadratic solution's cost bounded: it takes milliseconds at 1,000 rows, and its run at the
+large size is stopped as soon as its growth passes the bound (2-4 s; on a very busy machine, at what the
+check's time limit leaves, still as the same failure). Calibration on a loaded 2-core machine
+(GROWTH_SIZES): the correct solutions' growths came to 0.15-2.0x the reference's (the slowest, a
+pure-Python walk after sorted(), 1.4-2.0x); the quadratic ones' were stopped past 4x every time (left to
+finish, 10-13x).
 """
 
 import math
@@ -20,10 +31,18 @@ from fractions import Fraction
 
 import numpy as np
 
-from mlprep.grading import Call, CheckFailed, as_float, check, fail, inputs_unchanged, literal, scenario, shrink_on_failure, time_ratio
+from mlprep.grading import (Call, CheckFailed, as_float, check, fail, growth_check, inputs_unchanged, literal, scenario, shrink_on_failure,
+                            time_ratio)
 
 MAX_TIME_RATIO = 10.0
 SPEED_N, SPEED_SEED = 10**6, 11
+# The growth's sizes, in rows. The large one is where a quadratic solution's time is far out of line while its cost stays
+# bounded: the pairwise count spends its time at 1,000 rows on a Python loop over the positives, so it needs 300x the rows
+# to show; recounting per threshold is costlier per row (its bound, max growth x 100x+ x its time at 1,000 rows, is what a
+# failing grade costs), and shows at 100x.
+GROWTH_SIZES = {"roc_auc": (1_000, 300_000), "average_precision": (1_000, 100_000)}
+GROWTH_CALLS = 10  # calls per timed run at 1,000 rows: the round trip (~0.4 ms) would swamp one call (~0.1 ms)
+MAX_GROWTH = 4.0  # the learner's growth over the reference's, measured in the same run
 MISTAKE_RTOL = 1e-9
 RTOL = ATOL = 1e-7  # float64's, for every input: both values are ratios of counts
 EXACT_ROWS = 50  # up to this many rows, expected values are exact fractions (shown as such)
@@ -359,7 +378,7 @@ def inputs_kept(sub, ctx):
         inputs_unchanged(sub, fn, y, score, scenario=f"{fn}(y, score) on unsorted scores (sorting them in place would change them)")
 
 
-def _timed_repro(interface, fn, seed, n):
+def _timed_repro(interface, fn, seed, n, calls=1):
     return Call.code(f"import time\n{speed_code(seed, n)}\nstart = time.perf_counter(); {fn}(y, score)\n"
                      f"time.perf_counter() - start  # seconds: at most {MAX_TIME_RATIO:g}x the reference's time on this input")
 
@@ -369,19 +388,39 @@ def speed_code(seed, n):
 
 
 @scenario(repro=_timed_repro)
-def timed_call(module, fn, seed, n):
-    """Scenario: fn on 10**6 labels and scores built here from a seed (cheaper than sending 16 MB through the pipe)."""
+def timed_call(module, fn, seed, n, calls=1):
+    """Scenario: fn on n labels and scores built here from a seed (cheaper than sending 16 MB through the pipe), `calls`
+    times on fresh ones (a run at 1,000 rows is then not mostly the round trip); returns the last value."""
     rng = np.random.default_rng(seed)
-    y = (rng.random(n) < 0.3).astype(np.int64)
-    score = rng.standard_normal(n) + y
-    return getattr(module, fn)(y, score)
+    for _ in range(calls):
+        y = (rng.random(n) < 0.3).astype(np.int64)
+        score = rng.standard_normal(n) + y
+        value = getattr(module, fn)(y, score)
+    return value
+
+
+def _growth_repro(fn):
+    small, large = GROWTH_SIZES[fn]
+    return Call.code(f"import time\ndef seconds(n):\n    {speed_code(SPEED_SEED, 'n').replace(chr(10), chr(10) + '    ')}\n"
+                     f"    start = time.perf_counter(); {fn}(y, score)\n    return time.perf_counter() - start\n"
+                     f"seconds({large}) / seconds({small})  # your time's growth: at most {MAX_GROWTH:g}x the reference's on the same machine")
+
+
+def growth(sub, ctx, fn, hint):
+    """growth_check: the learner's time per call from GROWTH_SIZES[fn][0] to [1] rows, against the reference's growth."""
+    small, large = GROWTH_SIZES[fn]
+    growth_check(sub, ctx, timed_call, (fn, SPEED_SEED, small, GROWTH_CALLS), (fn, SPEED_SEED, large), sizes=(small, large),
+                 size_format="{:,} rows", calls=(GROWTH_CALLS, 1), max_growth=MAX_GROWTH, hint=hint, failing_input=_growth_repro(fn),
+                 what=f"growth of the time of {fn}(y, score) from {small:,} to {large:,} rows (30% positive)")
 
 
 def speed(sub, ctx, fn, hint):
-    """time_ratio against the reference. Its verdict is recorded as what/got without the timings (which vary from run to
-    run), so that the diagnosis compares runs by what failed; running out of memory on this input is the same verdict."""
+    """The growth first (what tells n log n from n^2), then time_ratio against the reference at 10**6 rows. The verdicts are
+    recorded as what/got without the timings (which vary from run to run), so that the diagnosis compares runs by what
+    failed; running out of memory on this input is the same verdict."""
     from mlprep.grading._runner import SubmissionRaised
 
+    growth(sub, ctx, fn, hint)
     what = f"speed, {fn}(y, score) on {SPEED_N:,} distinct float64 scores, 30% positive"
     verdict = {"what": what, "got": "not O(n log n)", "first_index": ""}
     try:
@@ -402,13 +441,15 @@ def speed(sub, ctx, fn, hint):
              f" (allowed: {MAX_TIME_RATIO:g}x). {hint}", learner_s=learner_s, reference_s=reference_s, ratio=ratio, **verdict)
 
 
-@check("speed: roc_auc on 10**6 scores within 10x the reference (O(n log n))", uses=("roc_auc",))
+@check("speed: roc_auc's time grows from 10**3 to 3 * 10**5 scores at most 4x as much as the reference's, and 10**6 scores take at most"
+       " 10x the reference's time", uses=("roc_auc",))
 def auc_speed(sub, ctx):
     speed(sub, ctx, "roc_auc", "One sort is enough: with mid-ranks (tied scores sharing their mean rank), the AUC is (sum of the positives'"
           " ranks - n_pos (n_pos + 1) / 2) / (n_pos n_neg); comparing every positive with every negative is O(n_pos n_neg).")
 
 
-@check("speed: average_precision on 10**6 scores within 10x the reference (O(n log n))", uses=("average_precision",))
+@check("speed: average_precision's time grows from 10**3 to 10**5 scores at most 4x as much as the reference's, and 10**6 scores take at"
+       " most 10x the reference's time", uses=("average_precision",))
 def ap_speed(sub, ctx):
     speed(sub, ctx, "average_precision", "Sort once (descending), take cumulative sums of the positives and negatives, and read them at the"
           " last row of each run of equal scores; recounting the rows above every threshold is O(n) per threshold.")

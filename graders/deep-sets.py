@@ -16,12 +16,15 @@ with each other:
 - finiteness: an all-padded set, missing features, for logits and parameter gradients;
 - gradients with respect to x in float64 (model.double()), autograd against central differences
   (`jacobian_check`), at present features and pads (whose derivative is 0).
+
+The invariances of the logits to the points' order, the pads' contents and number and the other sets of
+the batch go through the toolkit's invariance_probe on the scenario `set_logits` (one model, one input).
 """
 
 import torch
 
 from mlprep.grading import (Call, CheckFailed, assert_close, assert_finite, assert_keeps_precision, assert_returns_like, assert_shape, check,
-                            fail, literal, on_input, scenario)
+                            fail, invariance_probe, literal, on_input, scenario)
 
 NAN, BIG = float("nan"), 1e30
 D, H, N_CLS = 3, 16, 4  # the model most checks build: SetClassifier(3, 16, 4)
@@ -103,6 +106,26 @@ def jacobian_check(module, spec, x, keep):
             step = step.reshape(x.shape)
             numeric[:, i] = ((model(x + step, keep) - model(x - step, keep)) / (2 * FD_EPS)).reshape(-1)
     return {"type": "Tensor", "dtype": str(out.dtype).removeprefix("torch."), "logits": out.detach(), "analytic": analytic.detach(), "numeric": numeric}
+
+
+def _logits_repro(interface, spec, x, keep, against=None, show=""):
+    return _forward_repro(interface, spec, [(x, keep)] + ([tuple(against)] if against is not None else []), show=show)
+
+
+@scenario(repro=_logits_repro)
+def set_logits(module, spec, x, keep, against=None, show=""):
+    """Scenario for the invariance probes: SetClassifier(*spec) built after torch.manual_seed, its logits on (x, keep).
+    `against` (the input they are compared with) and `show` only shape the failing input's code."""
+    model = _build(module, spec, x.device)
+    out = model(x, keep)
+    return out.detach().clone() if isinstance(out, torch.Tensor) else out
+
+
+def _probe(sub, spec, base, changed, *, what, scenario_text, show, hint, graded=None):
+    """invariance_probe on set_logits: the logits of `changed` (x, keep) must be those of `base`; the failing input
+    shows both inputs and the line `show`."""
+    invariance_probe(sub, set_logits, (spec, *base, changed, show), (spec, *changed), what=what, scenario=scenario_text, hint=hint,
+                     graded=graded)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -196,10 +219,9 @@ def permutation(sub, ctx):
     ]
     for x, keep, perm in cases:
         scenario_text = f"x shape {tuple(x.shape)} with a missing feature (NaN) and pads, points reordered by {perm}, {ctx.device}"
-        seen = _run(sub, _spec(1), [(x, keep), (x[:, perm], keep[:, perm])], scenario_text,
-                    show=f"model(x1, keep1) - model(x2, keep2)  # x2 = x1[:, {perm}]: must be ~0")
-        _same(seen[1]["logits"], seen[0]["logits"], "logits of the shuffled set", scenario_text,
-              hint="Encode each point on its own and pool with a symmetric function (the mean over the real points).")
+        _probe(sub, _spec(1), (x, keep), (x[:, perm], keep[:, perm]), what="logits of the shuffled set", scenario_text=scenario_text,
+               show=f"model(x1, keep1) - model(x2, keep2)  # x2 = x1[:, {perm}]: must be ~0",
+               hint="Encode each point on its own and pool with a symmetric function (the mean over the real points).")
 
 
 @check("pad contents (NaN, +-1e30) change neither logits nor parameter gradients", devices=("cpu", "cuda"))
@@ -207,13 +229,15 @@ def pad_contents(sub, ctx):
     keep = _k([True, True, False, True])
     variants = [("0", [0.0, 0.0, 0.0]), ("NaN", PAD_NAN), ("+-1e30", PAD_BIG), ("-1e30", [-BIG, -BIG, -BIG]), ("mixed", [3.5, NAN, 1e6])]
     inputs = [(_t([[P0, P1, pad, P2]]), keep) for _, pad in variants]
+    for i in range(1, len(variants)):
+        text = f"x shape (1, 4, 3), keep {keep.tolist()}, the pad at position 2 set to {variants[i][0]} against 0, {ctx.device}"
+        _probe(sub, _spec(2), inputs[0], inputs[i], what="logits", scenario_text=text, show="model(x1, keep1) - model(x2, keep2)  # must be ~0",
+               hint="A pad must never reach the pooled vector: exclude it from the sum and from the count.")
+    # The parameter gradients: a pad that enters phi and is masked out afterwards leaves the logits alone, not the gradients.
     scenario_text = f"x shape (1, 4, 3), keep {keep.tolist()}, the pad at position 2 set to each of {[name for name, _ in variants]}, {ctx.device}"
     seen = _run(sub, _spec(2), inputs, scenario_text, grads=True)
     for i in range(1, len(variants)):
         text = f"x shape (1, 4, 3), keep {keep.tolist()}, the pad at position 2 set to {variants[i][0]} against 0, {ctx.device}"
-        with on_input(_forward_repro(None, _spec(2), [inputs[0], inputs[i]], show="model(x1, keep1) - model(x2, keep2)  # must be ~0")):
-            _same(seen[i]["logits"], seen[0]["logits"], "logits", text,
-                  hint="A pad must never reach the pooled vector: exclude it from the sum and from the count.")
         with on_input(_grads_repro(_spec(2), [inputs[0], inputs[i]])):
             _grads_same(seen[i]["grads"], seen[0]["grads"], text, hint=FILL_FIRST)
 
@@ -231,25 +255,33 @@ def extra_pads(sub, ctx):
         (_t([[P0, P1, P2]]), _t([[P0, PAD_NAN, P1, P2, [0.0, 0.0, 0.0]]]), _k([True, False, True, True, False])),
     ]
     for alone, padded, keep in cases:
-        scenario_text = f"{alone.shape[1]} real points alone, then with {int((~keep).sum())} pads among them (x shape {tuple(padded.shape)}), {ctx.device}"
-        seen = _run(sub, _spec(3), [(alone, torch.ones(1, alone.shape[1], dtype=torch.bool)), (padded, keep)], scenario_text,
-                    show="model(x1, keep1) - model(x2, keep2)  # must be ~0")
-        _same(seen[1]["logits"], seen[0]["logits"], "logits of the padded set", scenario_text,
-              hint="Pool with the mean over the REAL points: divide the masked sum by the number of True in keep, not by N.")
+        pads = int((~keep).sum())
+        scenario_text = (f"{alone.shape[1]} real points alone, then with {pads} pad{'s' if pads != 1 else ''} among them (x shape"
+                         f" {tuple(padded.shape)}), {ctx.device}")
+        _probe(sub, _spec(3), (alone, torch.ones(1, alone.shape[1], dtype=torch.bool)), (padded, keep), what="logits of the padded set",
+               scenario_text=scenario_text, show="model(x1, keep1) - model(x2, keep2)  # must be ~0",
+               hint="Pool with the mean over the REAL points: divide the masked sum by the number of True in keep, not by N.")
+
+
+# The other sets of the batch, replaced: other values and another number of real points (one each instead of two and one).
+OTHER_SETS = (_t([[[0.25, -0.5, 1.0], PAD_BIG]]), _k([True, False])), (_t([[PAD_NAN, [NAN, 1.5, -0.25]]]), _k([False, True]))
 
 
 @check("a set's logits do not depend on the other sets in the batch", devices=("cpu", "cuda"))
 def batch_independence(sub, ctx):
     x = _t([[P0, P1], [P2, PAD_NAN], [P3, P0]])
     keep = _k([True, True], [True, False], [True, True])
-    inputs = [(x, keep)] + [(x[i:i + 1], keep[i:i + 1]) for i in range(3)]
-    scenario_text = f"a batch of 3 sets (x shape {tuple(x.shape)}, keep {keep.tolist()}), then each set alone, {ctx.device}"
-    seen = _run(sub, _spec(4), inputs, scenario_text)
     for i in range(3):
-        with on_input(_forward_repro(None, _spec(4), [inputs[0], inputs[i + 1]], show=f"model(x1, keep1)[{i}] - model(x2, keep2)[0]  # must be ~0")):
-            _same(seen[i + 1]["logits"][0], seen[0]["logits"][i], f"logits of set {i} alone against set {i} in the batch", scenario_text,
-                  hint="Each set is pooled on its own: count and average over dim=1 (the points of one set), never over the"
-                       " whole batch, and use no layer that mixes the sets (batch normalisation in training mode).")
+        others = iter(OTHER_SETS)
+        parts = [(x[j:j + 1], keep[j:j + 1]) if j == i else next(others) for j in range(3)]
+        changed = (torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts]))
+        scenario_text = (f"a batch of 3 sets (x shape {tuple(x.shape)}, keep {keep.tolist()}), then the same batch with the other two"
+                         f" sets replaced by others (keep {changed[1].tolist()}), {ctx.device}")
+        _probe(sub, _spec(4), (x, keep), changed, what=f"logits of set {i} when the other sets of the batch change", scenario_text=scenario_text,
+               show=f"model(x1, keep1)[{i}] - model(x2, keep2)[{i}]  # set {i} is the same in both batches: must be ~0",
+               graded=lambda out, i=i: out[i] if out.dim() >= 1 and out.shape[0] > i else out,
+               hint="Each set is pooled on its own: count and average over dim=1 (the points of one set), never over the"
+                    " whole batch, and use no layer that mixes the sets (batch normalisation in training mode).")
 
 
 @check("pooling is a mean: duplicating every point leaves the logits unchanged", devices=("cpu", "cuda"))

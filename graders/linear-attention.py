@@ -11,6 +11,13 @@ sandbox's soft address-space limit (RLIMIT_AS) to 3 GiB above what the process h
 before the call and restores it afterwards, so a call that needs the (T, T) matrix (16 GiB at
 T = 65536) fails to allocate; the exercise's memory_mb is set above that, so the sandbox's own cap
 never binds first. On CUDA (where the sandbox sets no cap) it reads torch.cuda's peak allocation.
+"Memory grows linearly in T" is measured too (growth_check): the peak at T = 8192 and at T = 65536
+(measure_peak_memory: the peak resident set on the CPU, torch.cuda's peak allocation on CUDA), whose
+growth may be at most 3x the reference's measured in the same run: linear memory grows about 8x, the
+(T, T) matrix 64x (it runs out of memory at 65536 here). Calibration (the learner's sandbox after the
+grade's earlier checks, the reference's fresh): the correct solutions' growths came to 0.18-1.3x the
+reference's; the most, 1.3x, is the Python loop over T, whose many small tensors partly reuse memory
+Python's allocator kept at T = 8192.
 
 Hints follow the evidence: a wrong output is compared with what the known mistakes give on the same
 input (`_mistakes`), or with the size of error a float32 computation makes on float64 inputs.
@@ -24,7 +31,8 @@ import torch
 import torch.nn.functional as F
 
 from mlprep.grading import (Call, CheckFailed, assert_close, assert_keeps_precision, assert_returns_like, assert_shape, check,
-                            fail, inputs_unchanged, invariance_probe, scenario, shrink_on_failure)
+                            fail, gradcheck_float64, growth_check, inputs_unchanged, invariance_probe, measure_peak_memory, scenario,
+                            shrink_on_failure, value_and_grad)
 
 MAX_EPS = 1e-5  # the largest normaliser eps the contract allows
 BIG_T, BIG_D = 65536, 16  # the memory case: (T, T) float32 scores alone need 16 GiB
@@ -276,6 +284,61 @@ def float64_precision(sub, ctx):
 
 
 # ---------------------------------------------------------------------------------------------
+# Gradients w.r.t. q, k, v in float64
+# ---------------------------------------------------------------------------------------------
+def _grad_inputs(rng, shape, dv):
+    """float64 q, k whose features are near 15 but the first, N(0, 1) - 1 (mostly negative: phi's exp branch), so
+    the normaliser is above 500 at every position and an eps up to 1e-5 moves no gradient by more than a fifth of
+    float64's tolerance; v ~ N(0, 1). Rounded to 2 decimals, so a failing input reads short."""
+    def qk():
+        a = 15.0 + rng.standard_normal(shape)
+        a[..., 0] = rng.standard_normal(shape[:-1]) - 1.0
+        return torch.from_numpy(a.round(2))
+    q, k = qk(), qk()
+    return q, k, torch.from_numpy(rng.standard_normal((*shape[:-1], dv)).round(2))
+
+
+def _detached_normaliser_grads(q, k, v, causal):
+    """The gradients of sum(out * w) (value_and_grad's weights) when the normaliser is cut off from autograd."""
+    q, k, v = (t.detach().cpu().double().clone().requires_grad_(True) for t in (q, k, v))
+    scores = phi(q) @ phi(k).transpose(-2, -1)
+    scores = scores.tril() if causal else scores
+    out = (scores @ v) / scores.sum(dim=-1, keepdim=True).detach()
+    w = torch.randn(out.shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    (out * w).sum().backward()
+    return [q.grad, k.grad, v.grad]
+
+
+def _gradient_hint(sub, q, k, v, causal):
+    """Control: the learner's gradients again, against what a detached normaliser gives."""
+    got = sub.control(value_and_grad, "linear_attention", [q, k, v], [0, 1, 2], {"causal": causal})
+    grads = got[1] if isinstance(got, (list, tuple)) and len(got) == 2 and isinstance(got[1], (list, tuple)) else None
+    if not grads or len(grads) != 3 or not all(torch.is_tensor(g) for g in grads):
+        return ""
+    mistake = _detached_normaliser_grads(q, k, v, causal)
+    if all(g.shape == m.shape and torch.allclose(g.cpu().double(), m, rtol=1e-7, atol=1e-7) for g, m in zip(grads, mistake)):
+        return ("Your gradients are exactly what a normaliser cut off from autograd gives (phi(q) . z under torch.no_grad() or"
+                " .detach()ed): the output's value is right, but it depends on q and k through the normaliser as well, so"
+                " the gradient must flow through it too.")
+    return ""
+
+
+@check("gradients w.r.t. q, k and v (float64), causal and not", devices=("cpu", "cuda"))
+def gradients_float64(sub, ctx):
+    rng = ctx.rng(6)
+    for shape, dv in (((1, 1, 3, 4), 2), ((2, 1, 3, 3), 2)):  # small to large: at most 20 numbers per tensor
+        q, k, v = _grad_inputs(rng, shape, dv)
+        for causal in (True, False):
+            scenario = _describe(q, v, causal, ctx.device, extra=", q/k features near 15 but the first (the normaliser above 500),"
+                                                                 " gradients of sum(output * w) with fixed random weights w")
+            try:
+                gradcheck_float64(sub, ctx, "linear_attention", [q, k, v], wrt=[0, 1, 2], kwargs={"causal": causal}, scenario=scenario)
+            except CheckFailed as failure:
+                _explain(failure, partial(_gradient_hint, sub, q, k, v, causal))
+                raise
+
+
+# ---------------------------------------------------------------------------------------------
 # Memory: T = 65536 within 3 GiB more than before the call
 # ---------------------------------------------------------------------------------------------
 def _big_inputs(seed, device="cpu"):
@@ -394,3 +457,62 @@ def memory_linear_in_t(sub, ctx):
         q = torch.zeros(1, dtype=torch.float32)  # only its dtype matters: the tolerance
         _judge(seen["rows"], q, None, None, causal, scenario, what=f"linear_attention output at positions {ROWS}",
                expected=_rows_expected(seed, causal))
+
+
+# ---------------------------------------------------------------------------------------------
+# Memory growth: the peak at T = 8192 and at T = 65536, against the reference's growth
+# ---------------------------------------------------------------------------------------------
+GROWTH_T = (8192, 65536)  # 8x the length: memory linear in T grows about 8x, the (T, T) matrix 64x
+MAX_MEMORY_GROWTH = 3.0  # the learner's growth over the reference's, measured in the same run: linear 8x, (T, T) 64x
+
+
+def _long_inputs(seed, T, H, d, device="cpu"):
+    generator = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(1, H, T, d, generator=generator).to(device) for _ in range(3))
+
+
+def _peak_code(seed, H, d, causal, device):
+    """Code that measures the peak memory of a call the way measure_peak_memory does, at both lengths."""
+    make = (f"    g = torch.Generator().manual_seed({seed})\n"
+            f"    q, k, v = (torch.randn(1, {H}, T, {d}, generator=g).to(\"{device}\") for _ in range(3))\n")
+    if device.startswith("cuda"):
+        measure = ("    torch.cuda.synchronize(); torch.cuda.reset_peak_memory_stats(); base = torch.cuda.memory_allocated()\n"
+                   f"    linear_attention(q, k, v, causal={causal}); torch.cuda.synchronize()\n"
+                   "    return torch.cuda.max_memory_allocated() - base\n")
+    else:
+        measure = ("    gc.collect(); ctypes.CDLL(None).malloc_trim(0)  # free pages back to the system\n"
+                   "    open('/proc/self/clear_refs', 'w').write('5')  # the peak resident set starts again from now\n"
+                   "    base = hwm()\n"
+                   f"    linear_attention(q, k, v, causal={causal})\n"
+                   "    return hwm() - base\n")
+        measure = ("    hwm = lambda: int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]) * 1024\n" + measure)
+    small, large = GROWTH_T
+    return Call.code(("import ctypes, gc\n" if not device.startswith("cuda") else "") + "def peak_bytes(T):\n" + make + measure
+                     + f"peak_bytes({large}) / peak_bytes({small})  # growth of your peak memory: at most {MAX_MEMORY_GROWTH:g}x the reference's")
+
+
+@scenario(repro=lambda interface, seed, T, H, d, causal, device: _peak_code(seed, H, d, causal, device))
+def peak_memory_at(module, seed, T, H, d, causal, device):
+    """Scenario: the bytes linear_attention allocates at its peak beyond its inputs (measure_peak_memory: the peak
+    resident set on the CPU, torch.cuda's peak allocation on CUDA), on float32 q, k, v of shape (1, H, T, d) built
+    here from a seed."""
+    q, k, v = _long_inputs(seed, T, H, d, device)
+    with measure_peak_memory(device) as peak:
+        module.linear_attention(q, k, v, causal=causal)
+    return peak.bytes
+
+
+@check(f"memory: the peak grows from T = {GROWTH_T[0]} to {GROWTH_T[1]} at most {MAX_MEMORY_GROWTH:g}x the reference's growth (linear in T)",
+       devices=("cpu", "cuda"))
+def memory_growth(sub, ctx):
+    small, large = GROWTH_T
+    # Non-causal with H = 4, d = dv = 32: its peak at T = 8192 (about 16 MiB, a tenth of the causal prefix sums') is then
+    # well above what a few small allocations more or less change. (Causal that large would cost seconds: (T, d, dv)
+    # prefix sums of 256 MiB per head.)
+    for seed, causal, H, d in ((9, True, 1, BIG_D), (10, False, 4, 2 * BIG_D)):
+        growth_check(sub, ctx, peak_memory_at, (seed, small, H, d, causal, ctx.device), (seed, large, H, d, causal, ctx.device),
+                     sizes=GROWTH_T, size_format="T = {:,}", measure="memory", max_growth=MAX_MEMORY_GROWTH,
+                     what=f"growth of linear_attention's peak memory, float32, B = 1, H = {H}, d = dv = {d}, causal={causal}, {ctx.device}",
+                     hint=("Memory must grow linearly in T: never build the (T, T) matrix phi(q) phi(k)^T, not even masked or in pieces"
+                           " that are all kept; carry prefix sums (cumsum over T) of phi(k) v^T and of phi(k), or a running (d, dv) state."),
+                     failing_input=_peak_code(seed, H, d, causal, ctx.device))

@@ -300,3 +300,62 @@ def test_torch_running_out_of_memory_is_reported_as_memory(tmp_path):
     failed = result.checks[1]
     assert failed.status == "error" and failed.details["kind"] == "memory", failed.message
     assert "your code ran out of memory" in failed.message and f"the {exercise.memory_mb} MiB of memory this exercise allows" in failed.message
+
+
+GROWTH_GRADER = '''
+import numpy as np
+from mlprep.grading import check, growth_check, measure_peak_memory
+
+
+def timed_rank(module, n):
+    return module.rank(np.random.default_rng(0).random(n))
+
+
+def peak_table(module, n):
+    with measure_peak_memory("cpu") as peak:
+        module.table(n)
+    return peak.bytes
+
+
+@check("time grows like the reference's", uses=("rank",))
+def time_growth(sub, ctx):
+    growth_check(sub, ctx, timed_rank, (300,), (30_000,), sizes=(300, 30_000), size_format="{:,} values", max_growth=5, what="rank(x)")
+
+
+@check("memory grows like the reference's", uses=("table",))
+def memory_growth(sub, ctx):
+    growth_check(sub, ctx, peak_table, (1000,), (4000,), sizes=(1000, 4000), measure="memory", max_growth=2, what="table(n)")
+'''
+
+
+def test_a_growth_check_tells_a_quadratic_cost_from_a_linear_one(tmp_path):
+    """growth_check against the reference's growth in the same run: time (a sort against a comparison of every
+    pair, 100x the values) and peak memory measured outside Python's allocator (n x 1000 against n x n float64
+    tables, 4x the rows). No absolute timing is asserted: only the verdicts, which a busy machine does not move."""
+    bank = tmp_path / "bank"
+    for folder in ("exercises/grow", "solutions/grow", "graders"):
+        (bank / folder).mkdir(parents=True)
+    (bank / "exercises/grow/exercise.toml").write_text(
+        'format_version = 1\ntitle = "Grow"\nkind = "code"\ntopic = "testing"\ndifficulty = "easy"\nfunctions = ["rank", "table"]\n'
+        'timeout_s = 30\nmemory_mb = 512\nhints = ["a", "b", "c"]\n')
+    (bank / "exercises/grow/prompt.md").write_text("# Grow\n")
+    (bank / "exercises/grow/stub.py").write_text("def rank(x):\n    raise NotImplementedError\n\n\ndef table(n):\n    raise NotImplementedError\n")
+    linear = "import numpy as np\n\ndef rank(x):\n    return np.argsort(np.argsort(x))\n\ndef table(n):\n    return np.ones((n, 1000))\n"
+    (bank / "solutions/grow/reference.py").write_text(linear)
+    (bank / "graders/grow.py").write_text(GROWTH_GRADER)
+    exercise = load_bank(bank).get("grow")
+    quadratic = tmp_path / "quadratic.py"
+    quadratic.write_text("import numpy as np\n\ndef rank(x):\n    return np.array([(x < v).sum() for v in x])\n\n"
+                         "def table(n):\n    return np.ones((n, n))\n")
+    passed = grade_file(exercise, bank / "solutions/grow/reference.py")
+    assert passed.status == "pass", passed.message
+    failed = grade_file(exercise, quadratic)
+    assert statuses(failed) == {IMPORT_CHECK: "pass", "time grows like the reference's": "fail", "memory grows like the reference's": "fail"}
+    timed, memory = failed.checks[1:]
+    assert "rank(x): your code's time grew" in timed.message and "from 300 values to 30,000 values" in timed.message
+    assert "a quadratic one about 10,000x" in timed.message and "Allowed: 5x the reference's growth" in timed.message
+    assert timed.details["got"] == "its time's growth from 300 values to 30,000 values is more than 5x the reference's"
+    assert timed.failing_input == "timed_rank(<your module>, 30000)  # the grader's scenario timed_rank (grow)"
+    assert "table(n): your code's peak memory grew" in memory.message and "a quadratic one about 16x" in memory.message
+    # The peak resident set sees NumPy's tables exactly: 128 MB / 8 MB against 32 MB / 8 MB.
+    assert 14 < memory.details["learner_growth"] < 18 and 3.5 < memory.details["reference_growth"] < 4.5
