@@ -305,12 +305,12 @@ def _save(exercise: Exercise, key: str, known: dict[str, dict[str, CheckPrint]])
         pass
 
 
-def remember(exercise: Exercise, device: str, graded: dict[str, GradeResult]) -> None:
-    """Keep fingerprints of known-bug grades made elsewhere (the self-check grades every variant anyway)."""
+def remember(exercise: Exercise, device: str, prints: dict[str, dict[str, CheckPrint]]) -> None:
+    """Keep the fingerprints of known-bug grades, also of grades made elsewhere (the self-check grades every variant anyway)."""
     key = _key(exercise, device)
     with _cache_lock:
         known = _cache.setdefault(key, _load(exercise, key))
-        known.update({name: fingerprint(result) for name, result in graded.items()})
+        known.update(prints)
         _save(exercise, key, known)
 
 
@@ -334,6 +334,6 @@ def known_prints(exercise: Exercise, device: str, *, on_learning: Callable[[int]
 
             with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
                 graded = dict(pool.map(grade, missing))
-        remember(exercise, device, {name: result for name, result in graded.items() if not result.internal_error})
+        remember(exercise, device, {name: fingerprint(result) for name, result in graded.items() if not result.internal_error})
     with _cache_lock:
         return dict(_cache[key])

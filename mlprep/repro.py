@@ -48,16 +48,23 @@ def namespace(module: Any, text: str = "") -> dict[str, Any]:
     return names
 
 
-def run_input(text: str, module: Any) -> Any:
-    """Run a failing input against a module's names: a call is one expression; code is statements
-    whose last line is an expression, the value returned."""
-    names = namespace(module, text)
+def split_input(text: str) -> tuple[list[str], str]:
+    """A failing input as (statements, the expression whose value it shows): a call is one expression
+    (maybe over several lines); code is statements whose last line is an expression."""
     try:
-        return eval(compile(text, "<failing input>", "eval"), names)
+        compile(text, "<failing input>", "eval")
+        return [], text
     except SyntaxError:
         *body, last = text.strip().splitlines()
-        exec(compile("\n".join(body), "<failing input>", "exec"), names)
-        return eval(compile(last, "<failing input>", "eval"), names)
+        return body, last
+
+
+def run_input(text: str, module: Any) -> Any:
+    """Run a failing input against a module's names and return the value of its expression."""
+    names = namespace(module, text)
+    body, expression = split_input(text)
+    exec(compile("\n".join(body), "<failing input>", "exec"), names)
+    return eval(compile(expression, "<failing input>", "eval"), names)
 
 
 def _slug(name: str) -> str:
@@ -129,13 +136,8 @@ def write_repro_scripts(exercise: Exercise, result: GradeResult, attempt: Path) 
 
 def _got_lines(text: str) -> list[str]:
     """The failing input as statements that end by setting `got`."""
-    try:
-        compile(text, "<failing input>", "eval")
-        lines = text.splitlines()
-        return [f"got = {lines[0]}", *lines[1:]]
-    except SyntaxError:
-        *body, last = text.strip().splitlines()
-        return [*body, f"got = {last}"]
+    body, expression = split_input(text)
+    return [*body, f"got = {expression}"]
 
 
 def _script(exercise: Exercise, check: Any, attempt: Path, script: Path, got_lines: list[str], expected_text: str, data_file: str | None) -> str:

@@ -128,7 +128,7 @@ def _judge(exercise: Exercise, outcomes: list[tuple[str, str, GradeResult]], bug
     report = ExerciseSelfCheck(exercise.id)
     known = {name: fingerprint(result) for role, name, result in outcomes if role == "bug" and not result.internal_error}
     if known:
-        remember(exercise, device, {name: result for role, name, result in outcomes if role == "bug" and not result.internal_error})
+        remember(exercise, device, known)
 
     def diagnosed(result: GradeResult) -> list[str]:
         return [] if result.passed else [bug.name for bug in diagnose_prints(exercise, fingerprint(result), known).matched]
