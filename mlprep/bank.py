@@ -6,6 +6,7 @@ Layout (relative to the bank root):
     exercises/<id>/stub.py         what the learner starts from
     solutions/<id>/reference.py    the hidden reference
     solutions/<id>/bugs.toml       known-bug variants, as edits of reference.py
+                                   (a `debug` exercise marks the bugs its stub holds `planted = true`)
     solutions/<id>/alternatives/   other correct implementations (must pass)
     graders/<id>.py                the checks
 
@@ -43,6 +44,7 @@ class Bug:
     name: str
     summary: str
     edits: tuple[tuple[str, str], ...]
+    planted: bool = False  # a `debug` exercise's stub holds this bug: the stub is the reference with every planted bug
 
     def apply(self, reference_source: str) -> str:
         """The reference with this bug's edits; each `old` must occur exactly once."""
@@ -107,11 +109,19 @@ class Exercise:
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
             return [
-                Bug(b["name"], b["summary"], tuple((e["old"], e["new"]) for e in b["edit"]))
+                Bug(b["name"], b["summary"], tuple((e["old"], e["new"]) for e in b["edit"]), bool(b.get("planted", False)))
                 for b in data.get("bug", [])
             ]
         except (tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
             raise MlprepError(f"{path}: broken bugs.toml ({exc})") from None
+
+    def planted_source(self) -> str:
+        """The reference with every planted bug, in bugs.toml's order: what a `debug` exercise's stub must be."""
+        source = self.reference_path.read_text(encoding="utf-8")
+        for bug in self.bugs():
+            if bug.planted:
+                source = bug.apply(source)
+        return source
 
     def alternatives(self) -> list[Path]:
         return sorted((self.solution_dir / "alternatives").glob("*.py"))

@@ -24,6 +24,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from datetime import timedelta
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -33,9 +34,10 @@ import typer.main
 from typer.core import TyperGroup
 
 from mlprep import __version__
-from mlprep.bank import Bank, Exercise, load_bank
+from mlprep.bank import KINDS, Bank, Exercise, load_bank
 from mlprep.errors import ExitStatus, MlprepError
 from mlprep.store import Store
+from mlprep.term import plural
 
 try:  # typer >= 0.2x vendors click; its parse errors derive from TyperException
     from typer import TyperException as _ParseError
@@ -60,6 +62,9 @@ class ProgressStatus(str, Enum):
     todo = "todo"
     attempted = "attempted"
     passed = "passed"
+
+
+Kind = Enum("Kind", {kind: kind for kind in KINDS}, type=str)  # the bank's kinds: code, debug, quiz, story
 
 
 def _one_line(text: str) -> str:
@@ -242,6 +247,7 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of 
 def list_exercises(
     topic: Annotated[str | None, typer.Option("--topic", help="Only exercises of this topic.")] = None,
     status: Annotated[ProgressStatus | None, typer.Option("--status", help="Only exercises with this status.", case_sensitive=False)] = None,
+    kind: Annotated[Kind | None, typer.Option("--kind", help="Only exercises of this kind.", case_sensitive=False)] = None,
     as_json: JsonOption = False,
 ) -> None:
     """List the exercises with their status (todo, attempted, passed)."""
@@ -256,6 +262,7 @@ def list_exercises(
     rows = [
         e for e in bank.exercises
         if (topic is None or e.topic == topic) and (status is None or statuses.get(e.id, "todo") == status.value)
+        and (kind is None or e.kind == kind.value)
     ]
     if as_json:
         _write_json([
@@ -316,12 +323,13 @@ def attempt(
             return
         status = store.statuses().get(exercise.id, "todo")
     out = Out()
-    print_exercise(out, exercise, status)
     if created:
-        out.line(f"\nwrote the stub to {path}")
-    else:
-        out.line(f"\nyou already have an attempt at {path} (kept as it is; `mlprep reset {exercise.id}` starts over)")
-    out.line(f"edit it, then run: mlprep grade {exercise.id}   (or stay in the loop: mlprep watch {exercise.id})")
+        print_exercise(out, exercise, status)
+        out.wrapped(f"\nwrote the stub to {path}")
+    else:  # the prompt again would push this line off the screen: `mlprep show` has it
+        out.wrapped(f"you already have an attempt at {path} (kept as it is; `mlprep show {exercise.id}` shows the prompt,"
+                    f" `mlprep reset {exercise.id}` starts over)")
+    out.wrapped(f"edit it, then run: mlprep grade {exercise.id}   (or stay in the loop: mlprep watch {exercise.id})")
     if edit or auto_edit:
         status_code = open_in_editor(path, editor)
         if status_code != 0:
@@ -417,6 +425,8 @@ def interview(
     seed = seed if seed is not None else random.randrange(2**31)
     with Store.open_default() as store:
         picked = pick_exercises(bank.exercises, store.statuses(), count=count, topic=topic, rng=random.Random(seed))
+        if len(picked) < count:
+            _warn(f"--count {count}: only {plural(len(picked), 'exercise')}{f' of topic {topic!r}' if topic else ''} in the bank; the interview has {len(picked)}")
         folder = interview_folder(default_workspace(), clock)
         started_at = iso(clock.now())
 
@@ -430,14 +440,14 @@ def interview(
             mode="interview", source="interview", prepare=prepare, free_navigation=True, solutions=False,
             deadline=clock.monotonic() + minutes * 60, confirm_quit=True, editor=editor,
         )
-        notes = [f"mock interview: {len(items)} exercise{'s' * (len(items) > 1)}, {minutes:g} minutes (seed {seed}); "
+        notes = [f"mock interview: {plural(len(items), 'exercise')}, {plural(minutes, 'minute')} (seed {seed}); "
                  f"files in {folder}; n/p move between them; q ends early; solutions open afterwards"]
         outcome = _run_loop(store, bank, items, policy, manual_run, clock=clock, notes=notes)
         console = _stdout()
         console.print("time is up" if outcome.ended_by == "time" else "the interview is over", style="bold", markup=False)
         final_grade = grade_exercise if outcome.ended_by != "terminate" else None
         if final_grade is not None:
-            console.print(f"grading {len(items)} exercise{'s' * (len(items) > 1)}…", markup=False)
+            console.print(f"grading {plural(len(items), 'exercise')}…", markup=False)
         record = finish_interview(
             store, outcome, started_at=started_at, clock=clock, minutes=minutes, seed=seed, topic=topic, folder=folder, grade=final_grade,
         )
@@ -451,6 +461,9 @@ def interview(
 def review(
     list_only: Annotated[bool, typer.Option("--list", help="Only show the schedule (what is due, and when the rest is).")] = False,
     limit: Annotated[int, typer.Option("--limit", min=1, help="Review at most this many due items.")] = 5,
+    ahead: Annotated[
+        float, typer.Option("--ahead", min=0, help="Also review what falls due within this many days (early: before an interview, say).")
+    ] = 0.0,
     manual_run: ManualRunOption = False,
 ) -> None:
     """Spaced review (SM-2): exercises you failed, or passed long ago, come back when due; each is
@@ -468,12 +481,13 @@ def review(
     with Store.open_default() as store:
         now = clock.now()
         scheduled = review_schedule(store, bank)
-        due = due_now(scheduled, now)
+        due = due_now(scheduled, now + timedelta(days=ahead))
         if list_only or not due:
             if scheduled:
                 console.print(review_table(scheduled, now))
             if not due:
-                console.print("nothing is due for review" + ("" if scheduled else ": failed or long-passed exercises come back here"), markup=False)
+                within = f" within {plural(ahead, 'day')}" if ahead else ""
+                console.print(f"nothing is due for review{within}" + ("" if scheduled else ": failed or long-passed exercises come back here"), markup=False)
             return
         console.print(review_table(due, now))
         folder = default_workspace() / "review"
@@ -495,7 +509,7 @@ def review(
             state = store.record_review(item.exercise.kind, item.exercise.id, q, clock.now())
             rescheduled.append((item.exercise.id, item.passed, state))
     for exercise_id, passed, state in rescheduled:
-        days = f"{state.interval_days:g} day{'s' * (state.interval_days != 1)}"
+        days = plural(state.interval_days, "day")
         console.print(f"{exercise_id}: {'recalled' if passed else 'not recalled'}; next review in {days}", markup=False)
     if not rescheduled:
         console.print("nothing was graded, so nothing was rescheduled", markup=False)
@@ -550,6 +564,7 @@ def grade(
     repro: Annotated[
         bool, typer.Option("--repro", help="Write a standalone script per failed check next to the file: it runs your code on the smallest failing input.")
     ] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show everything: every check's message, every failure in full with its details.")] = False,
 ) -> None:
     """Grade your attempts (or a file) and record the results. Exit 1 if anything did not pass,
     3 if mlprep itself failed (never your code's fault)."""
@@ -591,18 +606,22 @@ def grade(
             if not targets:
                 raise MlprepError("nothing to grade: none of the attempted exercises has a file left")
 
-        from mlprep.engine import grade_file  # heavy: only `grade` pays for it
+        from mlprep.engine import grade_file, require_device  # heavy: only `grade` pays for it
+
+        require_device(device.value)
 
         console = _stdout()
         results: "list[tuple[GradeResult, Path]]" = []
         extras: list[dict] = []  # per result: its diagnosis and repro scripts, for --json
         for exercise, path, source in targets:
             result = grade_file(exercise, path, device=device.value, timeout_s=timeout)
+            if source == "workspace" and not result.internal_error:
+                store.record_cli_practice(exercise.id)  # before the grade: the time up to it since the last event
             store.record_grade(result, source=source, path=path)
             results.append((result, path))
             extra: dict = {}
             if not as_json:
-                render_grade(console, result, path=str(path))
+                render_grade(console, result, path=str(path), verbose=verbose)
             if diagnose_mistake and not result.internal_error:
                 extra["diagnosis"] = _diagnose(store, exercise, result, device.value, None if as_json else console)
             if repro and not result.internal_error:
@@ -678,12 +697,12 @@ def hint(exercise_id: ExerciseId) -> None:
         index = store.take_hint(exercise.id, len(hints))
     if index is None:
         for i, text in enumerate(hints):
-            out.line(*hint_cells(i, len(hints), text))
-        out.line(f"all {len(hints)} hints of {exercise.id} are shown; stuck? `mlprep solution {exercise.id} --force`")
+            out.wrapped(*hint_cells(i, len(hints), text))
+        out.wrapped(f"all {len(hints)} hints of {exercise.id} are shown; stuck? `mlprep solution {exercise.id} --force`")
         return
-    out.line(*hint_cells(index, len(hints), hints[index]))
+    out.wrapped(*hint_cells(index, len(hints), hints[index]))
     left = len(hints) - index - 1
-    out.line((f"({left} more: run `mlprep hint {exercise.id}` again)" if left else "(that was the last hint)", "dim"))
+    out.wrapped((f"({left} more: run `mlprep hint {exercise.id}` again)" if left else "(that was the last hint)", "dim"))
 
 
 @app.command()
@@ -720,27 +739,46 @@ def solution(
 
 
 @app.command()
-def reset(exercise_id: ExerciseId, workspace: WorkspaceOption = None) -> None:
-    """Restore the stub of an exercise, keeping a backup of your attempt."""
+def reset(
+    exercise_id: ExerciseId,
+    workspace: WorkspaceOption = None,
+    undo: Annotated[bool, typer.Option("--undo", help="Put back the attempt the last reset replaced (its latest backup); the current file is backed up first.")] = False,
+) -> None:
+    """Restore the stub of an exercise, keeping a backup of your attempt (--undo puts the backup back)."""
     from mlprep.practice import attempt_location
-    from mlprep.workspace import atomic_create, atomic_write, backup_file
+    from mlprep.workspace import atomic_create, atomic_write, backup_file, latest_backup
 
     exercise = _bank().get(exercise_id)
     console = _stdout()
     stub = exercise.stub()
     with Store.open_default() as store:
         path = attempt_location(store, exercise, workspace)
+        if store.latest_attempt(exercise.id) is None and not path.exists():
+            raise MlprepError(f"nothing to reset: {exercise.id} has no attempt yet; start it with `mlprep attempt {exercise.id}`")
         try:
-            if path.is_file():
+            if undo:
+                previous = latest_backup(path)
+                if previous is None:
+                    raise MlprepError(f"no backup of {path} to put back (a reset keeps one in {path.parent / 'backups'})")
+                content = previous.read_bytes()
+                if path.is_file() and path.read_bytes() == content:
+                    console.print(f"{path} is already the same as its latest backup {previous}; nothing to undo", markup=False, soft_wrap=True)
+                    return
+                replaced = backup_file(path) if path.is_file() and path.read_bytes() != stub.encode("utf-8") else None
+                atomic_write(path, content)
+                console.print(f"put back {previous} at {path}" + (f"\nwhat was there is saved as {replaced}" if replaced else ""),
+                              markup=False, soft_wrap=True)
+            elif path.is_file():
                 if path.read_bytes() == stub.encode("utf-8"):
                     console.print(f"{path} is already the untouched stub; nothing to reset", markup=False, soft_wrap=True)
                     return
                 backup = backup_file(path)  # complete and synced before the attempt is replaced
                 atomic_write(path, stub)
-                console.print(f"restored the stub at {path}\nyour previous attempt is saved as {backup}", markup=False, soft_wrap=True)
+                console.print(f"restored the stub at {path}\nyour previous attempt is saved as {backup} (`mlprep reset {exercise.id} --undo` puts it back)",
+                              markup=False, soft_wrap=True)
             else:
                 atomic_create(path, stub)
-                console.print(f"there was no attempt at {path}; wrote a fresh stub", markup=False, soft_wrap=True)
+                console.print(f"there was no file at {path} any more; wrote a fresh stub", markup=False, soft_wrap=True)
         except OSError as exc:
             raise MlprepError(f"cannot reset {path}: {exc.strerror or exc}") from None
         store.record_attempt(exercise.id, path)
@@ -799,10 +837,14 @@ def selfcheck(
     exercise_ids: Annotated[list[str] | None, typer.Argument(metavar="ID", help="Exercises to check [default: all].", show_default=False)] = None,
     as_json: JsonOption = False,
     device: DeviceOption = Device.auto,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="The full kill table of every exercise, not only of those with problems.")] = False,
+    report_path: Annotated[
+        Path | None, typer.Option("--report", help="Also write the report as JSON to this path, with every graded variant's full grade.", show_default=False)
+    ] = None,
 ) -> None:
     """Prove the bank is consistent: each reference passes, each stub and known bug fails, each
     alternative passes; prints which check caught which bug. Exit 1 on any miss."""
-    from mlprep.render import render_selfcheck, selfcheck_progress_line
+    from mlprep.render import render_selfcheck
 
     bank = _bank()
     ids = list(dict.fromkeys(exercise_ids or []))
@@ -812,22 +854,40 @@ def selfcheck(
     for name, reason in broken:
         _warn(f"exercise {name!r} is broken: {reason}")
 
-    from mlprep.selfcheck import run_selfcheck  # heavy: imports the grading toolkit
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    progress_console = _stderr()
+    from mlprep.engine import require_device
+    from mlprep.selfcheck import count_variants, run_selfcheck, selfcheck_exercises  # heavy: imports the grading toolkit
 
-    def on_result(exercise_id: str, variant: str, result: "GradeResult") -> None:
-        progress_console.print(selfcheck_progress_line(exercise_id, variant, result))
+    require_device(device.value)
+    # A bar on a terminal (stderr, gone when done); nothing in a log, where the report says it all.
+    with Progress(TextColumn("self-check"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"),
+                  console=_stderr(), transient=True) as progress:
+        task = progress.add_task("", total=count_variants(selfcheck_exercises(bank, ids or None)))
 
-    report = run_selfcheck(bank, ids or None, device=device.value, on_result=on_result)
-    if as_json:
-        data = report.to_dict()
+        def on_result(exercise_id: str, variant: str, result: "GradeResult") -> None:
+            progress.update(task, advance=1, description=f"{exercise_id} {variant}: {result.status}")
+
+        report = run_selfcheck(bank, ids or None, device=device.value, on_result=on_result)
+
+    def as_data(grades: bool) -> dict:
+        data = report.to_dict(grades=grades)
         if broken:  # an exercise that does not load is a miss too
             data["ok"] = False
             data["broken"] = [{"id": name, "reason": reason} for name, reason in broken]
-        _write_json(data)
+        return data
+
+    if report_path is not None:
+        from mlprep.workspace import atomic_write
+
+        try:
+            atomic_write(report_path, json.dumps(as_data(grades=True), indent=1, allow_nan=False))
+        except OSError as exc:
+            raise MlprepError(f"cannot write the report {report_path}: {exc.strerror or exc}") from None
+    if as_json:
+        _write_json(as_data(grades=False))
     else:
-        render_selfcheck(_stdout(), report)
+        render_selfcheck(_stdout(), report, verbose=verbose)
     if not report.ok or broken:
         _exit(ExitStatus.FAILED)
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from types import ModuleType
 
 from mlprep.bank import Exercise
+from mlprep.errors import MlprepError
 from mlprep.grading import CheckFailed, CheckSpec, Context, GraderDefect, Submission, reported_message, request_as_call
 from mlprep.grading._files import load_module as load_file
 from mlprep.grading._forkserver import prestart
@@ -68,6 +69,20 @@ def collect_checks(grader: ModuleType) -> list[CheckSpec]:
 def cuda_available() -> bool:
     torch = sys.modules.get("torch")
     return bool(torch is not None and torch.cuda.is_available())
+
+
+def require_device(device: str) -> None:
+    """`--device cuda` where no GPU is visible is a usage error, never a grade: its CUDA scenarios could
+    not run, and a pass of the rest would be recorded as a pass on CUDA."""
+    if device != "cuda":
+        return
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is None or not torch.cuda.is_available():
+        raise MlprepError("--device cuda: no GPU is visible here (torch.cuda.is_available() is False); "
+                          "--device auto runs the CPU scenarios and reports the CUDA ones as skipped")
 
 
 def plan_runs(specs: list[CheckSpec], device: str) -> list[tuple[str, CheckSpec, str, bool]]:
@@ -121,6 +136,7 @@ class Budget:
 def grade_file(exercise: Exercise, path: Path, *, device: str = "auto", timeout_s: float | None = None) -> GradeResult:
     if device not in DEVICES:
         raise ValueError(f"device must be one of {', '.join(DEVICES)}, not {device!r}")
+    require_device(device)
     started = time.perf_counter()
     path = Path(path).resolve()
     prestart(module_name("grader", exercise.id), exercise.grader_path)  # its imports overlap with ours below

@@ -18,6 +18,7 @@ from mlprep.bank import Bank, Exercise
 from mlprep.clock import Clock, iso
 from mlprep.errors import MlprepError
 from mlprep.store import Interview, InterviewItem, Store
+from mlprep.term import plural
 
 if TYPE_CHECKING:
     from mlprep.watch import LoopOutcome
@@ -105,7 +106,7 @@ def review_next(interview: Interview, bank: Bank) -> list[str]:
             lines.append(f"{item.exercise_id} did not pass{first} — `mlprep attempt {item.exercise_id}` to work on it, or `mlprep review` tomorrow")
     for item in interview.items:
         if item.status == "pass" and item.hints_used:
-            lines.append(f"{item.exercise_id} passed with {item.hints_used} hint{'s' * (item.hints_used > 1)} — redo it without them in a few days")
+            lines.append(f"{item.exercise_id} passed with {plural(item.hints_used, 'hint')} — redo it without them in a few days")
     weak = sorted({known[i.exercise_id].topic for i in interview.items if i.status != "pass" and i.exercise_id in known})
     if weak:
         lines.append(f"topics to revisit: {', '.join(weak)} (`mlprep list --topic {weak[0]}`)")

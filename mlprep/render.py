@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +22,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from mlprep.term import EXERCISE_COLUMNS, STATUS_STYLES, duration_text, exercise_rows, hint_cells
+from mlprep.term import STATUS_STYLES, duration_text, hint_cells, plural
 from mlprep.term import exercise_header as header_cells
 
 if TYPE_CHECKING:
@@ -55,14 +56,15 @@ def _first_line(message: str) -> str:
 # -- list / show -----------------------------------------------------------------------------------
 
 
-def exercise_table(exercises: Sequence[Exercise], statuses: Mapping[str, str]) -> Table:
-    """The list of `mlprep list` (mlprep.term), as a rich table for the practice loop's screen."""
-    table = Table(show_edge=False, pad_edge=False, header_style="bold")
-    for column in EXERCISE_COLUMNS:
-        table.add_column(column, no_wrap=column != "title")  # only the title may wrap
-    for row in exercise_rows(exercises, statuses):
-        table.add_row(*(Text(text, style=style) for text, style in row))
-    return table
+def exercise_table(exercises: Sequence[Exercise], statuses: Mapping[str, str], *, width: int = 80, color: bool = False) -> Text:
+    """The list exactly as `mlprep list` prints it (mlprep.term lays it out), for the practice loop's screen."""
+    import io
+
+    from mlprep.term import Out, print_exercise_list
+
+    buffer = io.StringIO()
+    print_exercise_list(Out(buffer, color=color, width=width), exercises, statuses)
+    return Text.from_ansi(buffer.getvalue().rstrip("\n"), no_wrap=True, overflow="ellipsis")
 
 
 def exercise_header(exercise: Exercise, status: str) -> Text:
@@ -88,63 +90,190 @@ def check_table(checks: Sequence[CheckResult]) -> Table:
     return table
 
 
-def failure_details(checks: Sequence[CheckResult]) -> Text:
-    """The full message and details of failed checks; checks that failed identically (a stub
-    raising NotImplementedError everywhere) are shown once, under all their names."""
-    text = Text()
-    groups: dict[tuple[str, str, str, str], list[str]] = {}
-    for check in checks:
-        key = (check.status, check.message, json.dumps(check.details, sort_keys=True, default=str), check.failing_input)
-        groups.setdefault(key, []).append(check.name)
-    for number, ((status, message, _, failing_input), names) in enumerate(groups.items()):
-        details = next(c.details for c in checks if c.name == names[0])
-        if number:
-            text.append("\n")
-        text.append(f"{status.upper()} ", style=STATUS_STYLES.get(status, ""))
-        text.append(", ".join(names), style="bold")
-        text.append("\n")
-        text.append(inert(message) or "(no message)")
-        shown = [(key, value) for key, value in details.items() if value not in ("", None, [], {})]
-        if shown:
-            text.append("\n  ")
-            text.append(inert("  ·  ".join(f"{key}: {_detail_value(value)}" for key, value in shown)), style="dim")
-        if failing_input:
-            label = "smallest failing input" if status == "fail" else "the input it was running"
-            text.append(f"\n  {label}:\n", style="bold")
-            text.append(inert("\n".join("    " + line for line in failing_input.splitlines())))
-    return text
-
-
 def output_head(output: str, lines: int = OUTPUT_HEAD_LINES) -> tuple[str, int]:
     """The first `lines` lines of the learner's output and how many were left out."""
     all_lines = inert(output).rstrip("\n").splitlines()
     return "\n".join(all_lines[:lines]), max(0, len(all_lines) - lines)
 
 
-def grade_summary(result: GradeResult, path: str | None = None) -> Text:
+def grade_summary(result: GradeResult, path: str | None = None, *, headline_only: bool = False) -> Text:
+    """The verdict: id, status, the summary message, where the file is, the device and the time.
+    headline_only: the message without its "; first: ..." part (the compact view shows that failure below)."""
     text = Text()
     text.append(result.id, style="bold")
     text.append(": ")
     text.append(result.status.upper(), style=STATUS_STYLES.get(result.status, ""))
-    if result.message:
-        text.append(f" — {inert(result.message)}")
+    message = result.message.split("; first: ")[0] if headline_only else result.message
+    if message:
+        text.append(f" — {inert(message)}")
+    text.append(f"  ({result.device}, {result.duration_s:.1f}s)", style="dim")
     if path:
         text.append(f"\n{path}", style="dim")
-    text.append(f"  ({result.device}, {result.duration_s:.1f}s)", style="dim")
     return text
 
 
-def render_grade(console: Console, result: GradeResult, *, path: str | None = None) -> None:
-    console.print(grade_summary(result, path))
-    if result.checks:
-        console.print(check_table(result.checks))
-    failed = result.failed_checks()
-    if failed:
-        console.print(failure_details(failed))
+COMPACT_LINES = 40  # a failing grade fits on one screen: about what an 80x24 terminal shows in two pages, and
+# what the watch loop leaves between its header and its key bar on a 110x45 one
+COMPACT_OUTPUT_LINES = 5  # of what the learner's code printed
+_STATUS_WIDTH = 8
+
+
+def _row(status: str, name: str, message: str = "") -> Text:
+    """One line of the compact check list (cut with … at the console's width, never wrapped)."""
+    row = Text(no_wrap=True, overflow="ellipsis")
+    row.append(f"{status:<{_STATUS_WIDTH}}", style=STATUS_STYLES.get(status, ""))
+    row.append(name)
+    if message:
+        row.append(f"  {inert(_first_line(message))}", style="dim")
+    return row
+
+
+def compact_rows(checks: Sequence[CheckResult], *, fold_passes: bool = False) -> list[Text]:
+    """One row per check that ran; skipped ones folded by reason (every CUDA skip in one row), and
+    checks that failed with the same message (a stub's NotImplementedError) in one row; with
+    `fold_passes` (a long failure to show), the passed checks in one row too."""
+    rows: list[Text] = []
+    passed = [c for c in checks if c.status == "pass"]
+    if fold_passes and len(passed) > 1:
+        rows.append(_row("pass", f"{len(passed)} checks passed (`--verbose` names them)"))
+        checks = [c for c in checks if c.status != "pass"]
+    cuda_skips = [c for c in checks if c.status == "skip" and c.name.endswith("[cuda]")]
+    skipped: dict[str, list[CheckResult]] = {}
+    same: dict[tuple[str, str], list[CheckResult]] = {}
+    for check in checks:
+        if check.status in ("fail", "error", "timeout") and check.message:
+            same.setdefault((check.status, check.message), []).append(check)
+    shown: set[tuple[str, str]] = set()
+    for check in checks:
+        if check.status == "skip":
+            if check not in cuda_skips:
+                skipped.setdefault(check.message, []).append(check)
+            continue
+        group = same.get((check.status, check.message), [check])
+        if len(group) > 2:
+            if (check.status, check.message) not in shown:
+                shown.add((check.status, check.message))
+                rows.append(_row(check.status, f"{len(group)} checks, the same {check.status}:", check.message))
+            continue
+        rows.append(_row(check.status, check.name, check.message if check.status != "pass" else ""))
+    if cuda_skips:
+        rows.append(_row("skip", f"{plural(len(cuda_skips), 'CUDA scenario')} skipped: no GPU here (never counted as passed)"))
+    for message, group in skipped.items():
+        rows.append(_row("skip", group[0].name if len(group) == 1 else f"{len(group)} checks", message))
+    return rows
+
+
+def failure_groups(checks: Sequence[CheckResult]) -> list[tuple[CheckResult, list[str]]]:
+    """Failed checks with the same status, message, details and failing input, once: (the first, all their names)."""
+    groups: dict[tuple[str, str, str, str], list[CheckResult]] = {}
+    for check in checks:
+        key = (check.status, check.message, json.dumps(check.details, sort_keys=True, default=str), check.failing_input)
+        groups.setdefault(key, []).append(check)
+    return [(group[0], [c.name for c in group]) for group in groups.values()]
+
+
+def failure_text(check: CheckResult, names: Sequence[str], *, details: bool, input_lines: int | None = None) -> Text:
+    """One failure in full: the checks' names, the message, the input it failed on (and, verbose, the
+    details). input_lines: at most this many lines of the input (its last ones: the call that fails)."""
+    text = Text()
+    text.append(f"{check.status.upper()} ", style=STATUS_STYLES.get(check.status, ""))
+    text.append(", ".join(names) if details or len(names) <= 3 else f"{len(names)} checks ({', '.join(names[:2])}, …)", style="bold")
+    text.append("\n")
+    text.append(inert(check.message) or "(no message)")
+    shown = [(key, value) for key, value in check.details.items() if value not in ("", None, [], {})] if details else []
+    if shown:
+        text.append("\n  ")
+        text.append(inert("  ·  ".join(f"{key}: {_detail_value(value)}" for key, value in shown)), style="dim")
+    if check.failing_input:
+        label = "smallest failing input" if check.status == "fail" else "the input it was running"
+        text.append(f"\n  {label}:\n", style="bold")
+        lines = check.failing_input.splitlines()
+        if input_lines is not None and len(lines) > input_lines:
+            left_out = len(lines) - input_lines
+            text.append(f"    … ({plural(left_out, 'line')} before these: `--verbose` shows them, `--repro` writes the whole input as a script)\n", style="dim")
+            lines = lines[left_out:]
+        text.append(inert("\n".join("    " + line for line in lines)))
+    return text
+
+
+def failure_details(checks: Sequence[CheckResult]) -> Text:
+    """Every failure in full with its details; checks that failed identically (a stub raising
+    NotImplementedError everywhere) are shown once, under all their names."""
+    text = Text()
+    for number, (check, names) in enumerate(failure_groups(checks)):
+        if number:
+            text.append("\n")
+        text.append_text(failure_text(check, names, details=True))
+    return text
+
+
+def _lines(console: Console, text: Text) -> int:
+    return len(text.wrap(console, console.width))
+
+
+def compact_grade(console: Console, result: GradeResult, *, path: str | None = None, max_lines: int = COMPACT_LINES,
+                  more: str = "`--verbose` shows each in full", loop: bool = False) -> list[Text]:
+    """The grade in at most about `max_lines` lines at the console's width: the verdict, one row per
+    check, then the failures in full as long as they fit (the first always), the rest named in one
+    line; `more` says where the rest is shown in full. In the `loop`, whose key bar carries the
+    verdict, the first failure comes first and the rows after it, the failures in full stop there."""
+    rows = compact_rows(result.checks)
+    head = [] if loop else [grade_summary(result, path, headline_only=True)]
+    used = sum(_lines(console, part) for part in [*head, *rows])
+    groups = failure_groups(result.failed_checks())
+    if groups and used + 1 + _lines(console, failure_text(*groups[0], details=False)) > max_lines:
+        rows = compact_rows(result.checks, fold_passes=True)  # room for the first failure before a list of passes
+        used = sum(_lines(console, part) for part in [*head, *rows])
+    output: list[Text] = []
     if result.output:
-        head, left_out = output_head(result.output)
-        title = "your code printed" + (f" (first {OUTPUT_HEAD_LINES} lines; {left_out} more)" if left_out else "")
-        console.print(Panel(Text(head), title=title, title_align="left", expand=False, border_style="dim"))
+        lines = inert(result.output).rstrip("\n").splitlines()
+        title = "your code printed" + (f" ({len(lines)} lines; the first {COMPACT_OUTPUT_LINES}):" if len(lines) > COMPACT_OUTPUT_LINES else ":")
+        output = [Text(title, style="bold"), Text("\n".join("  " + line for line in lines[:COMPACT_OUTPUT_LINES]), style="dim", no_wrap=True, overflow="ellipsis")]
+    used += sum(_lines(console, part) for part in output)
+    failures: list[Text] = []
+    for number, (check, names) in enumerate(groups):
+        block = failure_text(check, names, details=False)
+        if not number and used + 1 + _lines(console, block) + (len(groups) > 1) > max_lines:
+            # The first failure is always shown, its input cut to its last lines (the call) to fit.
+            without_input = _lines(console, failure_text(check, names, details=False, input_lines=0))
+            room = max_lines - used - 1 - without_input - (len(groups) > 1)
+            block = failure_text(check, names, details=False, input_lines=max(room // 2, 3))
+            while room >= 3 and _lines(console, block) > max_lines - used - 1 - (len(groups) > 1):
+                room -= 1
+                block = failure_text(check, names, details=False, input_lines=max(room // 2, 3))
+        needed = 1 + _lines(console, block)  # a blank line before it
+        left = len(groups) - number - 1
+        if number and (loop or used + needed + (1 if left else 0) > max_lines):
+            failures.append(Text(f"{plural(len(groups) - number, 'more failure')} in the list {'below' if loop else 'above'}; {more}", style="dim"))
+            break
+        failures += [Text(""), block]
+        used += needed
+    if loop:
+        return [*failures[1:], *([Text("")] if failures else []), *rows, *output]
+    return [*head, *rows, *failures, *output]
+
+
+def print_parts(console: Console, parts: Iterable[Text]) -> None:
+    for part in parts:  # console.print would wrap a no_wrap Text unless told again
+        console.print(part, no_wrap=part.no_wrap, overflow=part.overflow)
+
+
+def render_grade(console: Console, result: GradeResult, *, path: str | None = None, verbose: bool = False) -> None:
+    """The compact view (every failure once, as long as it fits), or with `verbose` everything there is:
+    the check table with each message, every failure with its details, 20 lines of the output."""
+    if not verbose:
+        print_parts(console, compact_grade(console, result, path=path))
+    else:
+        console.print(grade_summary(result, path))
+        if result.checks:
+            console.print(check_table(result.checks))
+        failed = result.failed_checks()
+        if failed:
+            console.print(failure_details(failed))
+        if result.output:
+            head, left_out = output_head(result.output)
+            title = "your code printed" + (f" (first {OUTPUT_HEAD_LINES} lines; {left_out} more)" if left_out else "")
+            console.print(Panel(Text(head), title=title, title_align="left", expand=False, border_style="dim"))
     if result.internal_error:
         console.print(Text(
             "This is a defect in mlprep or in this exercise's grader, not a verdict on your code. "
@@ -268,9 +397,29 @@ def render_selfcheck_exercise(console: Console, outcome: Any) -> None:
     console.print()
 
 
-def render_selfcheck(console: Console, report: Any) -> None:
+def selfcheck_line(outcome: Any) -> Text:
+    """One exercise of the self-check in one line: what passed, how many bugs were caught and diagnosed."""
+    line = Text(no_wrap=True, overflow="ellipsis")
+    line.append(f"{outcome.id:<20} ", style="bold")
+    line.append("ok      " if outcome.ok else "PROBLEMS", style="bold green" if outcome.ok else "bold red")
+    caught = sum(b.status != "pass" for b in outcome.bugs)
+    alone = sum(b.diagnosed_alone for b in outcome.bugs)
+    alternatives = sum(a.status == "pass" for a in outcome.alternatives)
+    line.append(f"  bugs {caught}/{len(outcome.bugs)} · diagnosed {alone}/{len(outcome.bugs)} · alternatives {alternatives}/{len(outcome.alternatives)}",
+                style="" if outcome.ok else "red")
+    return line
+
+
+def render_selfcheck(console: Console, report: Any, *, verbose: bool = True) -> None:
+    """The kill table of every exercise (verbose), or one line per exercise and the full table only
+    where there is a problem; then the totals and the time it took."""
     for outcome in report.exercises:
-        render_selfcheck_exercise(console, outcome)
+        if verbose or not outcome.ok:
+            render_selfcheck_exercise(console, outcome)
+        else:
+            console.print(selfcheck_line(outcome), no_wrap=True, overflow="ellipsis")
+    if not verbose:
+        console.print()
     n = len(report.exercises)
     references = sum(o.reference == "pass" for o in report.exercises)
     stubs = sum(o.stub != "pass" for o in report.exercises)
@@ -289,6 +438,9 @@ def render_selfcheck(console: Console, report: Any) -> None:
     alone, shared, total = diagnosis_rate(report)
     console.print(Text(f"diagnosis: {alone}/{total} caught bugs diagnosed as themselves alone ({100 * alone / max(total, 1):.0f}%),"
                        f" {shared} as themselves among others (see the table), {total - alone - shared} not as themselves"))
+    wall_s = getattr(report, "wall_s", None)
+    if wall_s is not None:
+        console.print(Text(f"{report.submissions} submissions graded in {duration_text(wall_s) if wall_s >= 60 else f'{wall_s:.1f}s'}", style="bold"))
 
 
 def hint_text(index: int, total: int, hint: str) -> Text:
@@ -298,16 +450,23 @@ def hint_text(index: int, total: int, hint: str) -> Text:
 # -- hint / solution -------------------------------------------------------------------------------
 
 
-def render_solution(console: Console, reference: str, diff: str | None, *, attempt: str | None) -> None:
+def solution_view(reference: str, diff: str | None, *, attempt: str | None) -> Any:
+    """The reference solution and the learner's diff to it, as one renderable."""
+    from rich.console import Group
     from rich.syntax import Syntax
 
-    console.print(Panel(Syntax(reference.rstrip("\n"), "python", line_numbers=True, word_wrap=True), title="reference solution", title_align="left", expand=False))
+    parts: list[Any] = [Panel(Syntax(reference.rstrip("\n"), "python", line_numbers=True, word_wrap=True), title="reference solution", title_align="left", expand=False)]
     if diff is None:
-        console.print(Text("no attempt of yours to compare with", style="dim"))
+        parts.append(Text("no attempt of yours to compare with", style="dim"))
     elif not diff:
-        console.print(Text(f"your attempt ({attempt}) is identical to the reference", style="dim"))
+        parts.append(Text(f"your attempt ({attempt}) is identical to the reference", style="dim"))
     else:
-        console.print(Panel(Syntax(diff.rstrip("\n"), "diff", word_wrap=True), title=f"your attempt → reference   ({attempt})", title_align="left", expand=False))
+        parts.append(Panel(Syntax(diff.rstrip("\n"), "diff", word_wrap=True), title=f"your attempt → reference   ({attempt})", title_align="left", expand=False))
+    return Group(*parts)
+
+
+def render_solution(console: Console, reference: str, diff: str | None, *, attempt: str | None) -> None:
+    console.print(solution_view(reference, diff, attempt=attempt))
 
 
 # -- interview -------------------------------------------------------------------------------------
@@ -328,7 +487,7 @@ def render_interview_report(console: Console, interview: Interview, review_next:
     console.print(table)
     summary = Text()
     summary.append(f"{interview.passed} of {len(interview.items)} passed", style="bold green" if interview.passed == len(interview.items) else "bold")
-    summary.append(f" · {'time ran out' if interview.ended_by == 'time' else 'ended before the time ran out'} ({interview.minutes:g} minutes allowed)")
+    summary.append(f" · {'time ran out' if interview.ended_by == 'time' else 'ended before the time ran out'} ({plural(interview.minutes, 'minute')} allowed)")
     console.print(summary)
     if review_next:
         console.print(Text("what to review next:", style="bold"))
@@ -351,21 +510,56 @@ def countdown_text(seconds_left: float) -> str:
     return f"{seconds // 60}:{seconds % 60:02d} left"
 
 
-def key_bar(keys: Sequence[tuple[str, str, bool]], countdown: str | None) -> Text:
-    """One line: each (key, what it does, available now); unavailable keys are dimmed."""
-    text = Text(no_wrap=True, overflow="ellipsis")
-    for number, (key, label, available) in enumerate(keys):
-        if number:
-            text.append(" · ", style="dim")
-        text.append(key, style="bold cyan" if available else "dim")
-        text.append(f" {label}", style="" if available else "dim")
-    if countdown:
-        text.append("   ⏱ ", style="bold")
-        text.append(countdown, style="bold yellow")
+def key_bar(keys: Sequence[tuple[str, str, bool]], countdown: str | None, width: int | None = None) -> Text:
+    """One line: each (key, what it does, available now); unavailable keys are dimmed. Where the line
+    would not fit in `width`, the unavailable keys go first, then the labels shrink to their first word."""
+
+    def bar(entries: Sequence[tuple[str, str, bool]], short: bool) -> Text:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        for number, (key, label, available) in enumerate(entries):
+            if number:
+                text.append(" · " if not short else " ", style="dim")
+            text.append(key, style="bold cyan" if available else "dim")
+            text.append(f" {label.split()[0] if short else label}", style="" if available else "dim")
+        if countdown:
+            text.append("   ⏱ ", style="bold")
+            text.append(countdown, style="bold yellow")
+        return text
+
+    text = bar(keys, short=False)
+    if width is not None and text.cell_len > width:
+        text = bar([k for k in keys if k[2]], short=False)
+        if text.cell_len > width:
+            text = bar([k for k in keys if k[2]], short=True)
     return text
 
 
-def render_loop_screen(
+def verdict_text(result: GradeResult | None, checking: bool) -> Text:
+    """The loop's verdict, one line just above the key bar: the current grade, or that one is on its way."""
+    if checking:
+        text = Text("Checking…", style="bold yellow", no_wrap=True, overflow="ellipsis")
+        if result is not None:
+            text.append("  previous grade: ", style="yellow")
+            text.append_text(grade_summary(result, headline_only=True))
+        return text
+    if result is None:
+        return Text("waiting for you to save the file (r grades it now)", style="dim", no_wrap=True, overflow="ellipsis")
+    verdict = grade_summary(result, headline_only=True)
+    verdict.no_wrap, verdict.overflow = True, "ellipsis"
+    return verdict
+
+
+@dataclass
+class LoopScreen:
+    """The practice loop's screen in three parts: `top` (the exercise), `body` (hints, then the grade,
+    the prompt, or what a key asked for), `bottom` (notes and the verdict); the key bar goes under it."""
+
+    top: list[Any]
+    body: list[Any]
+    bottom: list[Any]
+
+
+def loop_screen(
     console: Console,
     *,
     exercise: Exercise,
@@ -376,30 +570,29 @@ def render_loop_screen(
     checking: bool,
     hints: Sequence[str],
     notes: Sequence[Text],
-) -> None:
-    """The loop's screen above the key bar: the exercise, then "Checking…" and/or the latest
-    grade (the prompt instead, before the first grade), the hints taken, and the latest notes."""
-    console.print(loop_header(exercise, status, path, position))
-    if checking:
-        console.print(Text("Checking…" + (" (below: the previous grade)" if result is not None else ""), style="bold yellow"))
-    if result is not None:
-        render_grade(console, result)
-    elif not checking:
+    extra: Any = None,
+    body_lines: int = COMPACT_LINES,
+) -> LoopScreen:
+    """extra: what a key asked for (the list, the solution), shown instead of the grade; body_lines:
+    the height the grade may take (it shows its first failure in full, the others one line each)."""
+    body: list[Any] = [hint_text(index, len(exercise.hints), hint) for index, hint in enumerate(hints)]
+    if extra is not None:
+        body.append(extra)
+    elif result is not None:
+        body += compact_grade(console, result, max_lines=max(body_lines - len(body), 1), loop=True,
+                              more=f"`mlprep grade {exercise.id} --verbose` shows each in full")
+    else:
         from rich.markdown import Markdown
 
-        console.print(Markdown(exercise.prompt()))
-        console.print(Text("waiting for you to save the file (r grades it now)", style="dim"))
-    for index, hint in enumerate(hints):
-        console.print(hint_text(index, len(exercise.hints), hint))
-    for note in notes:
-        console.print(note)
+        body.append(Markdown(exercise.prompt()))
+    return LoopScreen([loop_header(exercise, status, path, position)], body, [*notes, verdict_text(result, checking)])
 
 
 def due_text(due_at: datetime, now: datetime) -> str:
     days = (due_at - now).total_seconds() / 86400
     if days <= 0:
         return "now"
-    return f"in {days * 24:.0f} h" if days < 1 else f"in {days:.0f} day{'s' * (round(days) != 1)} ({due_at:%Y-%m-%d})"
+    return f"in {days * 24:.0f} h" if days < 1 else f"in {plural(round(days), 'day')} ({due_at:%Y-%m-%d})"
 
 
 def review_table(items: Sequence[DueItem], now: datetime) -> Table:

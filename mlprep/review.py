@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from mlprep.term import plural
+
 INITIAL_EASINESS = 2.5
 MIN_EASINESS = 1.3
 FAILED_REVIEW_AFTER = timedelta(days=1)
@@ -110,7 +112,7 @@ def schedule(seeds: Iterable[Seed], states: Mapping[tuple[str, str], ReviewState
 def _reason(state: ReviewState) -> str:
     if state.repetitions == 0:
         return "missed at its last review"
-    return f"recalled {state.repetitions} time{'s' if state.repetitions > 1 else ''} in a row; interval {state.interval_days:g} days"
+    return f"recalled {plural(state.repetitions, 'time')} in a row; interval {plural(state.interval_days, 'day')}"
 
 
 def due_now(items: Iterable[DueItem], now: datetime) -> list[DueItem]:

@@ -69,6 +69,7 @@ class ExerciseSelfCheck:
     generated: list[VariantOutcome] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     duration_s: float = 0.0
+    grades: dict[str, dict] = field(default_factory=dict)  # "bug NAME", "alternative NAME", "reference"... -> the full grade
 
     @property
     def ok(self) -> bool:
@@ -85,13 +86,15 @@ class SelfCheckReport:
     def ok(self) -> bool:
         return all(e.ok for e in self.exercises)
 
-    def to_dict(self) -> dict:
-        return {
-            "ok": self.ok,
-            "submissions": self.submissions,
-            "wall_s": round(self.wall_s, 2),
-            "exercises": [{**asdict(e), "ok": e.ok} for e in self.exercises],
-        }
+    def to_dict(self, *, grades: bool = False) -> dict:
+        """grades: with every graded variant's full grade (the --report file), else the outcomes only."""
+        exercises = []
+        for e in self.exercises:
+            data = {**asdict(e), "ok": e.ok}
+            if not grades:
+                del data["grades"]
+            exercises.append(data)
+        return {"ok": self.ok, "submissions": self.submissions, "wall_s": round(self.wall_s, 2), "exercises": exercises}
 
 
 def _returns_none_source(exercise: Exercise) -> str:
@@ -118,6 +121,22 @@ def _variants(exercise: Exercise, workdir: Path) -> list[tuple[str, str, Path]]:
     return variants
 
 
+def selfcheck_exercises(bank: Bank, ids: list[str] | None = None) -> list[Exercise]:
+    """The exercises named, or every graded one (code and debug) of the bank."""
+    return [bank.get(i) for i in ids] if ids else [e for e in bank.exercises if e.kind in ("code", "debug")]
+
+
+def count_variants(exercises: list[Exercise]) -> int:
+    """How many submissions the self-check grades for these exercises (for a progress bar)."""
+    total = 0
+    for exercise in exercises:
+        try:
+            total += 3 + len(exercise.bugs()) + len(exercise.alternatives())  # reference, stub, returns-None
+        except MlprepError:
+            total += 3
+    return total
+
+
 def _caught_by(result: GradeResult) -> list[str]:
     return [c.name for c in result.failed_checks()]
 
@@ -136,6 +155,7 @@ def _judge(exercise: Exercise, outcomes: list[tuple[str, str, GradeResult]], bug
     for role, name, result in outcomes:
         report.duration_s += result.duration_s
         label = f"{role} {name}" if role not in ("reference", "stub") else role
+        report.grades[label] = result.to_dict()
         matched = diagnosed(result)
         if result.internal_error:
             report.problems.append(f"{label}: internal grader error: {result.message}")
@@ -170,7 +190,32 @@ def _judge(exercise: Exercise, outcomes: list[tuple[str, str, GradeResult]], bug
             report.problems.append(f"{label} is diagnosed as a known mistake: {', '.join(matched)}")
     if not report.bugs:
         report.problems.append("no known-bug variants (solutions/<id>/bugs.toml)")
+    report.problems += _planted_problems(exercise)
     return report
+
+
+def _planted_problems(exercise: Exercise) -> list[str]:
+    """A `debug` exercise's stub must be the reference with exactly its planted bugs, so that each
+    bug the learner has to find is also graded alone (as a bug variant) and known to be caught."""
+    try:
+        planted = [bug for bug in exercise.bugs() if bug.planted]
+    except MlprepError:
+        return []  # a broken bugs.toml is already reported
+    if exercise.kind != "debug":
+        return [f"bugs {', '.join(b.name for b in planted)} are marked planted, but only a debug exercise has planted bugs"] if planted else []
+    if not planted:
+        return ["a debug exercise needs planted bugs (planted = true in bugs.toml): the bugs its stub holds"]
+    try:
+        expected = exercise.planted_source()
+    except MlprepError as exc:
+        return [f"the planted bugs do not apply one after another to the reference: {exc.message}"]
+    if expected != exercise.stub():
+        import difflib
+
+        diff = difflib.unified_diff(expected.splitlines(), exercise.stub().splitlines(), "reference + planted bugs", "stub.py", n=0, lineterm="")
+        first = [line for line in diff if line[:1] in "+-" and not line.startswith(("+++", "---"))][:4]
+        return ["stub.py is not the reference with its planted bugs (bugs.toml planted = true); first differences: " + " | ".join(first)]
+    return []
 
 
 def run_selfcheck(
@@ -186,7 +231,7 @@ def run_selfcheck(
     from mlprep.engine import grade_file
 
     started = time.perf_counter()
-    exercises = [bank.get(i) for i in ids] if ids else [e for e in bank.exercises if e.kind in ("code", "debug")]
+    exercises = selfcheck_exercises(bank, ids)
     jobs = jobs or os.cpu_count() or 1
     with tempfile.TemporaryDirectory(prefix="mlprep-selfcheck-") as tmp:
         plan: list[tuple[Exercise, str, str, Path]] = []

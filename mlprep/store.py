@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Self
 
@@ -34,7 +34,10 @@ if TYPE_CHECKING:  # imported where used: `list` and `progress` need neither (is
 
 BUSY_TIMEOUT_S = 30.0
 SOURCES = ("workspace", "file", "interview", "review")  # where a graded submission came from
-PRACTICE_MODES = ("watch", "interview", "review")  # where practice time was spent
+PRACTICE_MODES = ("watch", "interview", "review", "cli")  # where practice time was spent (cli: attempt, edit, `mlprep grade`)
+# From the plain CLI, the time between an exercise's last event (its attempt started, a grade, time
+# counted in the loop) and a grade of it is practice, up to this much: a longer gap was a break.
+CLI_GAP_CAP_S = 20 * 60
 
 # Each step is a list of statements run in one transaction, then user_version = its 1-based index.
 MIGRATIONS: list[tuple[str, ...]] = [
@@ -539,8 +542,27 @@ class Store:
                 (exercise_id, mode, iso(started_at), float(seconds)),
             )
 
+    def record_cli_practice(self, exercise_id: str, now: datetime | None = None) -> float:
+        """Count the time since the exercise's last event (up to CLI_GAP_CAP_S) as practice from the
+        CLI, when it is graded there; return the seconds counted."""
+        now = now or datetime.now(UTC)
+        events = self._read(
+            """SELECT MAX(t) FROM (
+                   SELECT started_at AS t FROM attempts WHERE exercise_id = ?
+                   UNION ALL SELECT graded_at FROM grades WHERE exercise_id = ?
+                   UNION ALL SELECT strftime('%Y-%m-%dT%H:%M:%S+00:00', started_at, '+' || seconds || ' seconds') FROM practice_time WHERE exercise_id = ?)""",
+            (exercise_id, exercise_id, exercise_id),
+        )[0][0]
+        if events is None:
+            return 0.0
+        last = datetime.fromisoformat(events)
+        seconds = min(max((now - last).total_seconds(), 0.0), CLI_GAP_CAP_S)
+        if seconds >= 1:
+            self.record_practice_time(exercise_id, "cli", now - timedelta(seconds=seconds), seconds)
+        return seconds
+
     def practice_seconds(self) -> dict[str, float]:
-        """Seconds spent in the practice loop (watch, interview, review), per exercise."""
+        """Seconds of practice (the loop's modes, and the plain CLI's attempt-edit-grade), per exercise."""
         return dict(self._read("SELECT exercise_id, SUM(seconds) FROM practice_time GROUP BY exercise_id ORDER BY exercise_id"))
 
     # -- interviews --------------------------------------------------------------------------

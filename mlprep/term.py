@@ -51,8 +51,8 @@ class Out:
     def __init__(self, stream: TextIO | None = None, *, color: bool | None = None, width: int | None = None):
         self.stream = stream or sys.stdout
         self.color = color_enabled(self.stream) if color is None else color
-        # A terminal's width; written to a pipe or a file, lines are never cut.
-        self.width = width or (shutil.get_terminal_size().columns if self.stream.isatty() else 1 << 30)
+        # A terminal's width; written to a pipe or a file, 80 columns ($COLUMNS where it is set).
+        self.width = width or (shutil.get_terminal_size().columns if self.stream.isatty() else int(os.environ.get("COLUMNS", "") or 80))
 
     def styled(self, text: str, style: str) -> str:
         codes = [_SGR[word] for word in style.split() if word in _SGR]
@@ -61,15 +61,37 @@ class Out:
     def line(self, *cells: Cell | str) -> None:
         self.stream.write("".join(self.styled(*c) if isinstance(c, tuple) else c for c in cells) + "\n")
 
+    def wrapped(self, *cells: Cell | str, indent: str = "") -> None:
+        """Like `line`, but wrapped at word boundaries to the width (a word longer than a line is cut);
+        lines after the first start with `indent`, and a newline in a cell starts a new line."""
+        for line in wrap_cells([c if isinstance(c, tuple) else (c, "") for c in cells], self.width, indent):
+            self.line(*line)
+
     def table(self, header: Sequence[str], rows: Sequence[Sequence[Cell]], *, right: Sequence[int] = (), shrink: int | None = None,
-              title: str = "", total: Sequence[Cell] | None = None) -> None:
+              title: str = "", total: Sequence[Cell] | None = None, optional: Sequence[int] = ()) -> None:
         """Columns two spaces apart; `right`: right-aligned columns; `shrink`: the column cut with "…"
-        when the table is wider than the terminal; `total`: a last row under a rule."""
+        when the table is wider than the terminal; `optional`: columns left out, in this order, while it
+        is still wider (a narrow terminal keeps what matters); `total`: a last row under a rule."""
         all_rows = [*rows, *([total] if total else [])]
         widths = [max([len(h), *(visible_len(r[i][0]) for r in all_rows)]) for i, h in enumerate(header)]
+        keep = list(range(len(header)))
+        for column in optional:
+            if sum(widths[i] for i in keep) + 2 * (len(keep) - 1) - self.width <= (widths[shrink] - len(header[shrink]) if shrink is not None else 0):
+                break
+            keep.remove(column)
+        if len(keep) < len(header):
+            header, widths = [header[i] for i in keep], [widths[i] for i in keep]
+            right = [keep.index(i) for i in right if i in keep]
+            shrink = keep.index(shrink) if shrink in keep else None
+            rows = [[row[i] for i in keep] for row in rows]
+            total = [total[i] for i in keep] if total else None
         excess = sum(widths) + 2 * (len(widths) - 1) - self.width
         if shrink is not None and excess > 0:
             widths[shrink] = max(len(header[shrink]), widths[shrink] - excess)
+            excess = sum(widths) + 2 * (len(widths) - 1) - self.width
+            if excess > 0:  # still too wide: the column's header is cut too
+                widths[shrink] = max(2, widths[shrink] - excess)
+                header = [h if i != shrink or len(h) <= widths[i] else h[: widths[i] - 1] + "…" for i, h in enumerate(header)]
 
         def cells(row: Sequence[Cell]) -> str:
             out = []
@@ -95,11 +117,47 @@ def visible_len(text: str) -> int:
     return len(_ANSI.sub("", text))
 
 
+def wrap_cells(cells: Sequence[Cell], width: int, indent: str = "") -> list[list[Cell]]:
+    """Styled text filled into lines of at most `width` characters, breaking only between words."""
+    lines: list[list[Cell]] = [[]]
+    used = 0
+    for text, style in cells:
+        for number, paragraph in enumerate(text.split("\n")):
+            if number:
+                lines.append([(indent, "")] if indent else [])
+                used = len(indent)
+            for word in re.findall(r"^\s+|\S+\s*", paragraph) if paragraph.strip() else [paragraph]:
+                bare = word.rstrip()
+                if used and used + len(bare) > width:  # the word goes to a new line; the spaces before it vanish
+                    lines[-1] = _rstrip_cells(lines[-1])
+                    lines.append([(indent, "")] if indent else [])
+                    used = len(indent)
+                while len(bare) > width - used > 0 and used + len(word) > width:  # longer than a whole line: cut
+                    lines[-1].append((word[: width - used], style))
+                    word, bare = word[width - used:], bare[width - used:]
+                    lines.append([(indent, "")] if indent else [])
+                    used = len(indent)
+                lines[-1].append((word, style))
+                used += len(word)
+    return [_rstrip_cells(line) for line in lines]
+
+
+def _rstrip_cells(line: list[Cell]) -> list[Cell]:
+    while line and not line[-1][0].strip():
+        line = line[:-1]
+    return line[:-1] + [(line[-1][0].rstrip(), line[-1][1])] if line else line
+
+
 # -- pieces shared with mlprep.render --------------------------------------------------------------
 
 
 def status_cell(status: str) -> Cell:
     return status, STATUS_STYLES.get(status, "")
+
+
+def plural(count: float, word: str) -> str:
+    """"1 minute", "2 minutes", "0.5 days": the count and its noun, in the right number."""
+    return f"{count:g} {word}{'' if count == 1 else 's'}"
 
 
 def duration_text(seconds: float) -> str:
@@ -130,20 +188,54 @@ EXERCISE_COLUMNS = ("id", "title", "kind", "topic", "difficulty", "status")
 
 
 def print_exercise_list(out: Out, exercises: Sequence[Exercise], statuses: Mapping[str, str]) -> None:
-    out.table(EXERCISE_COLUMNS, exercise_rows(exercises, statuses), shrink=1)
+    # Narrow terminals lose the topic, then the kind, then the difficulty: never a wrapped row.
+    out.table(EXERCISE_COLUMNS, exercise_rows(exercises, statuses), shrink=1, optional=(3, 2, 4))
 
 
 def print_exercise(out: Out, exercise: Exercise, status: str) -> None:
-    """The header, then the prompt as written (Markdown reads well as plain text); headings bold."""
-    out.line(*exercise_header(exercise, status))
+    """The header, then the prompt rendered from its Markdown as the practice loop renders it."""
+    out.wrapped(*exercise_header(exercise, status))
     out.line()
-    fenced = False
-    for text in exercise.prompt().splitlines():
-        fenced = fenced != text.startswith("```")
-        out.line((text, "bold") if text.startswith("#") and not fenced else text)
+    out.stream.write(rendered_prompt(exercise, out.width, out.color))
+
+
+def rendered_prompt(exercise: Exercise, width: int, color: bool) -> str:
+    """The prompt as rich renders its Markdown (what the practice loop shows), at this width. Importing
+    rich's Markdown costs more than a quick command's whole budget, so the text is cached per prompt,
+    width and colour in the data folder, and rendered again only when one of them changes."""
+    import hashlib
+
+    from mlprep.workspace import atomic_write, data_dir
+
+    prompt = exercise.prompt()
+    key = hashlib.sha256(f"{width} {color} {RENDER_FORMAT}\n{prompt}".encode()).hexdigest()[:20]
+    cached = data_dir() / "cache" / "prompts" / f"{exercise.id}-{key}.txt"
+    try:
+        return cached.read_text(encoding="utf-8")
+    except OSError:
+        pass
+    import io
+
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    console = Console(file=io.StringIO(), width=width, force_terminal=color, no_color=not color, color_system="standard" if color else None,
+                      highlight=False, emoji=False)
+    console.print(Markdown(prompt))
+    # rich pads every line to the width: without the padding, a pipe or a narrower window reads clean
+    text = re.sub(r" +((?:\x1b\[[0-9;]*m)*)$", r"\1", console.file.getvalue(), flags=re.M)  # type: ignore[attr-defined]
+    try:
+        atomic_write(cached, text)
+    except OSError:
+        pass  # a read-only data folder: rendered each time, still right
+    return text
+
+
+RENDER_FORMAT = 1  # of the cached prompt renderings: raise it when rendered_prompt changes
 
 
 def hint_cells(index: int, total: int, hint: str) -> list[Cell]:
+    """A hint with its number (print it with Out.wrapped)."""
     return [(f"hint {index + 1}/{total}: ", "bold cyan"), (hint, "")]
 
 

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from rich.console import Console
+from rich.segment import Segment, Segments
 from rich.text import Text
 
 from mlprep.bank import Bank, Exercise
@@ -125,6 +126,11 @@ class LoopPolicy:
 class LoopOutcome:
     ended_by: str  # "quit", "time", "interrupt" (Ctrl-C), "terminate" (SIGTERM), "stdin" (closed, with --manual-run)
     items: list[LoopItem] = field(default_factory=list)
+
+
+def _text_options(part: Any) -> dict[str, Any]:
+    """A Text's own no_wrap and overflow, which console.print and render_lines otherwise override."""
+    return {"no_wrap": part.no_wrap, "overflow": part.overflow} if isinstance(part, Text) and part.no_wrap else {}
 
 
 class Terminated(Exception):
@@ -324,6 +330,9 @@ class PracticeLoop:
         self._entered_wall = clock.now()
         self._footer = ""
         self._resumed = False
+        self.extra: Any = None  # what a key asked for (the list, the solution), shown instead of the grade
+        self.page = 0  # of the screen's body, when it is taller than the terminal (space and b page)
+        self.pages = 1
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -341,6 +350,8 @@ class PracticeLoop:
         signal.signal(signal.SIGCONT, on_cont)
         self.regrader.start()
         ended_by = "quit"
+        if self.console.is_terminal:
+            self.console.set_alt_screen(True)  # the loop's screen is redrawn whole; the shell's comes back at the end
         try:
             with self.keys:
                 self.enter(0)
@@ -359,7 +370,7 @@ class PracticeLoop:
                 self.watcher.stop()
             self.leave()
             if self.console.is_terminal:
-                self.console.print()  # off the key bar's line
+                self.console.set_alt_screen(False)
         return LoopOutcome(ended_by, self.items)
 
     def loop(self) -> str:
@@ -410,6 +421,7 @@ class PracticeLoop:
             item.path = self.policy.prepare(item.exercise)
         self._entered_at = self.clock.monotonic()
         self._entered_wall = self.clock.now()
+        self.extra, self.page = None, 0
         if self.watcher is not None:
             self.watcher.stop()
             self.watcher = None
@@ -451,6 +463,8 @@ class PracticeLoop:
         keys += [("l", "list", True)]
         if self.policy.solutions:
             keys += [("s", "solution", self.passed_here())]
+        if self.pages > 1:
+            keys += [("space", f"page {self.page + 1}/{self.pages}", True)]
         keys += [("r", "regrade", True), ("e", "edit", True), ("q", "end the interview" if self.policy.confirm_quit else "quit", True)]
         return keys
 
@@ -463,7 +477,14 @@ class PracticeLoop:
 
     def on_key(self, key: str) -> str | None:
         """Handle one key; return how the loop ends, or None to go on."""
-        if key in "\r\n\t ":
+        if key == " " or key == "b":
+            if self.pages > 1:  # the next page (after the last, the first again); b: the one before
+                self.page = (self.page + (1 if key == " " else -1)) % self.pages
+                self.redraw()
+            elif key == "b":
+                self.note("b pages back when the screen has more than one page", style="dim")
+            return None
+        if key in "\r\n\t":
             return None
         if self.pending_quit:
             self.pending_quit = False
@@ -574,14 +595,15 @@ class PracticeLoop:
         from mlprep.render import exercise_table, loop_items_table
 
         if self.policy.mode == "watch":
-            table = exercise_table(self.bank.exercises, self.store.statuses())
+            color = self.console.color_system is not None and not self.console.no_color
+            table = exercise_table(self.bank.exercises, self.store.statuses(), width=self.console.width - 1, color=color)
         else:
             rows = []
             for item in self.items:
                 status = "not graded" if item.result is None else item.result.status
                 rows.append((item.exercise.id + (" ◀" if item is self.item else ""), item.exercise.title, status))
             table = loop_items_table(rows)
-        self.redraw(lambda: self.console.print(table))
+        self.show(table)
 
     def show_solution(self) -> None:
         if not self.passed_here():
@@ -589,7 +611,7 @@ class PracticeLoop:
             return
         import difflib
 
-        from mlprep.render import render_solution
+        from mlprep.render import solution_view
 
         exercise = self.item.exercise
         self.store.record_reveal(exercise.id, forced=False)
@@ -598,7 +620,7 @@ class PracticeLoop:
         diff = "".join(difflib.unified_diff(
             mine.splitlines(keepends=True), reference.splitlines(keepends=True), fromfile=f"your attempt ({self.item.path.name})", tofile="reference",
         ))
-        self.redraw(lambda: render_solution(self.console, reference, diff, attempt=str(self.item.path)))
+        self.show(solution_view(reference, diff, attempt=str(self.item.path)))
 
     def open_editor(self) -> None:
         from mlprep.workspace import open_in_editor
@@ -646,6 +668,7 @@ class PracticeLoop:
         if item is not self.item:
             return  # graded after the learner moved on: recorded, not shown
         self.notes = []
+        self.extra, self.page = None, 0  # the new grade replaces what a key showed
         if result.passed:
             self.note_pass()
         self.redraw()
@@ -673,20 +696,29 @@ class PracticeLoop:
         self.notes = [*self.notes[-2:], Text(message, style=style)]
         self.redraw()
 
-    def redraw(self, extra: Callable[[], None] | None = None) -> None:
-        """The whole screen again; `extra` draws what a key asked for (the list, the solution) above the key bar."""
-        from mlprep.render import render_loop_screen
+    def show(self, view: Any) -> None:
+        """Show `view` (the list, the solution) instead of the grade, until the next grade or move."""
+        self.extra, self.page = view, 0
+        self.redraw()
+
+    def redraw(self) -> None:
+        """The whole screen again. On a terminal it fits the window: the exercise at the top, the notes,
+        the verdict and the key bar at the bottom, and between them as much of the body as fits (space
+        pages through the rest). Elsewhere (a pipe) everything is written out, the key bar last."""
+        from mlprep.render import loop_screen
 
         item = self.item
-        if item.passed:
+        if item.result is not None:
+            status = item.result.status  # the header says what the grade below it says
+        elif item.passed:
             status = "passed"
         elif self.policy.mode == "watch":
             status = self.store.statuses().get(item.exercise.id, "todo")
         else:  # an interview's or a review's own file: only what happened here counts
-            status = "todo" if item.result is None else "attempted"
+            status = "todo"
         shown = self.store.hints_shown().get(item.exercise.id, 0)
-        self.console.clear()
-        render_loop_screen(
+        width, height = self.console.size
+        screen = loop_screen(
             self.console,
             exercise=item.exercise,
             status=status,
@@ -696,9 +728,36 @@ class PracticeLoop:
             checking=item.checking,
             hints=item.exercise.hints[:shown],
             notes=self.notes,
+            extra=self.extra,
+            body_lines=max(height - 9, 5) if self.console.is_terminal else 40,
         )
-        if extra is not None:
-            extra()
+        if not self.console.is_terminal:
+            for part in [*screen.top, *screen.body, *screen.bottom]:
+                self.console.print(part, **_text_options(part))
+            self.draw_footer()
+            return
+        options = self.console.options.update(width=width - 1, height=None)  # a full line would leave the cursor past the margin
+
+        def lines(parts: list[Any]) -> list[list[Any]]:
+            rendered: list[list[Any]] = []
+            for part in parts:
+                rendered += self.console.render_lines(part, options.update(**_text_options(part)), pad=False)
+            return rendered
+
+        top, body, bottom = lines(screen.top), lines(screen.body), lines(screen.bottom)
+        room = max(height - len(top) - len(bottom) - 1, 1)  # 1: the key bar
+        if len(top) + len(bottom) + 1 > height:  # a tiny window: the verdict and the key bar come first
+            top, room = [], max(height - len(bottom) - 1, 0)
+            bottom = bottom[-(height - 1):] if height > 1 else []
+        self.pages = max(1, -(-len(body) // room)) if room else 1
+        self.page = min(self.page, self.pages - 1)
+        shown_body = body[self.page * room:(self.page + 1) * room] if room else []
+        shown_body += [[]] * (room - len(shown_body))  # the verdict stays by the key bar
+        self.console.file.write("\x1b[H\x1b[2J")
+        segments: list[Any] = []
+        for line in [*top, *shown_body, *bottom]:
+            segments += [*line, Segment.line()]
+        self.console.print(Segments(segments), end="")
         self.draw_footer()
 
     def countdown(self) -> str | None:
@@ -715,7 +774,8 @@ class PracticeLoop:
         if self.console.is_terminal:
             # One column short of the width: a line that fills it leaves the cursor past the margin,
             # where the next "\r" rewrite would land on a new line.
-            self.console.print(key_bar(self.key_help(), self._footer or None), end="", width=self.console.width - 1)
+            self.console.print(key_bar(self.key_help(), self._footer or None, self.console.width - 1), end="", width=self.console.width - 1,
+                               no_wrap=True, overflow="ellipsis")
         else:
             self.console.print(key_bar(self.key_help(), self._footer or None))
 

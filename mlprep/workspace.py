@@ -12,6 +12,7 @@ This module must stay light: `mlprep attempt` and friends import it.
 from __future__ import annotations
 
 import os
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -149,6 +150,18 @@ def backup_file(path: Path) -> Path:
         except FileExistsError:
             continue
     raise MlprepError(f"could not find a free backup name in {folder}; clean it up and retry")
+
+
+def latest_backup(path: Path) -> Path | None:
+    """The newest backup of `path` that backup_file made, or None."""
+    path = Path(path)
+    pattern = re.compile(rf"^{re.escape(path.stem)}\.(\d{{8}}T\d{{6}}Z)(?:-(\d+))?{re.escape(path.suffix)}$")
+    found = []
+    for candidate in (path.parent / BACKUP_DIRNAME).glob(f"{path.stem}.*{path.suffix}"):
+        match = pattern.match(candidate.name)
+        if match:
+            found.append(((match.group(1), int(match.group(2) or 0)), candidate))
+    return max(found)[1] if found else None
 
 
 def editor_command(configured: str | None = None) -> tuple[list[str], str] | None:

@@ -1,6 +1,7 @@
 """The real bank: well-formed, and proven by the self-check (which CI runs through this file)."""
 
 import ast
+import json
 import os
 import subprocess
 import sys
@@ -44,19 +45,70 @@ def test_exercise_is_complete(bank, exercise_id):
     assert len(exercise.alternatives()) >= 2
 
 
-def test_self_check_of_the_whole_bank(capsys, bank_cache_home):
-    """Every reference passes, every stub fails, every known bug is caught and diagnosed as itself: the
-    kill table goes to the log."""
+@pytest.fixture(scope="module")
+def whole_bank_selfcheck(bank_cache_home, tmp_path_factory):
+    """`mlprep selfcheck --verbose --report R` over the whole bank: (the process, the report with every grade)."""
+    report = tmp_path_factory.mktemp("selfcheck") / "report.json"
     process = subprocess.run(
-        [sys.executable, "-m", "mlprep", "selfcheck"], cwd=ROOT, capture_output=True, text=True, timeout=1500,
+        [sys.executable, "-m", "mlprep", "selfcheck", "--verbose", "--report", str(report)], cwd=ROOT, capture_output=True, text=True, timeout=1500,
         env={**os.environ, "COLUMNS": "200", "MLPREP_HOME": str(bank_cache_home)},
     )
+    return process, json.loads(report.read_text()) if report.exists() else None
+
+
+def test_self_check_of_the_whole_bank(capsys, whole_bank_selfcheck):
+    """Every reference passes, every stub fails, every known bug is caught and diagnosed as itself: the
+    kill table goes to the log."""
+    process, _ = whole_bank_selfcheck
     with capsys.disabled():
         print("\n" + process.stdout)
         if process.returncode != 0:
             print(process.stderr[-5000:])
     assert process.returncode == 0
     assert "self-check: OK" in process.stdout
+
+
+def test_every_failing_grade_of_the_bank_fits_on_one_screen(whole_bank_selfcheck):
+    """The compact grade of every known-bug variant and every stub, at 80 columns, in at most 40 lines."""
+    import io
+
+    from rich.console import Console
+
+    from mlprep.render import COMPACT_LINES, render_grade
+    from mlprep.results import GradeResult
+
+    _, report = whole_bank_selfcheck
+    assert report is not None
+    too_long = {}
+    measured = 0
+    for exercise in report["exercises"]:
+        for label, grade in exercise["grades"].items():
+            if not (label.startswith("bug ") or label == "stub"):
+                continue
+            console = Console(file=io.StringIO(), width=80, color_system=None)
+            render_grade(console, GradeResult.from_dict(grade), path=f"/home/learner/mlprep/{exercise['id']}/{exercise['id']}.py")
+            lines = console.file.getvalue().splitlines()
+            measured += 1
+            if len(lines) > COMPACT_LINES:
+                too_long[f"{exercise['id']} {label}"] = len(lines)
+    assert measured >= 400
+    assert too_long == {}
+
+
+@pytest.mark.parametrize("exercise_id", sorted(load_bank(ROOT).ids()))
+def test_no_prose_loses_characters_to_markdown_emphasis(bank, exercise_id):
+    """A `*` between two characters of a word opens emphasis in Markdown: `2**16` renders as "216"
+    with "16..." in bold. Outside code such expressions go in backticks."""
+    import re
+
+    fenced, found = False, []
+    for number, line in enumerate(bank.get(exercise_id).prompt().splitlines(), start=1):
+        if line.startswith("```"):
+            fenced = not fenced
+            continue
+        prose = "" if fenced else re.sub(r"`[^`]*`", "", line)
+        found += [f"line {number}: {m.group()!r}" for m in re.finditer(r"\w\*+[\w(-]", prose)]
+    assert found == [], f"{exercise_id}'s prompt: write these in backticks"
 
 
 def test_the_wheel_carries_the_bank(tmp_path):

@@ -196,6 +196,7 @@ def test_attempt_writes_the_stub_once_and_never_overwrites(mlprep_home: Path, cl
     again = run("attempt", "add-one")
     assert again.exit_code == 0
     assert "already have an attempt" in again.stdout and str(target) in again.stdout
+    assert "Return the number after" not in again.stdout  # not the whole prompt again: `mlprep show` has it
     assert target.read_text() == "my work\n"
     with Store.open_default() as store:
         recorded = store.latest_attempt("add-one")
@@ -247,10 +248,41 @@ def test_reset_restores_the_stub_and_keeps_a_backup(mlprep_home: Path, cli_envir
     assert len(list((target.parent / "backups").iterdir())) == 1
 
 
-def test_reset_without_an_attempt_writes_a_fresh_stub(mlprep_home: Path) -> None:
+def test_reset_of_a_never_attempted_exercise_is_an_error_and_writes_nothing(mlprep_home: Path) -> None:
     result = run("reset", "reverse-words")
-    assert result.exit_code == 0
-    assert attempt_file(mlprep_home, "reverse-words").is_file() and "no attempt" in result.stdout
+    assert result.exit_code == ExitStatus.USAGE
+    assert stderr_lines(result) == ["mlprep: error: nothing to reset: reverse-words has no attempt yet; start it with `mlprep attempt reverse-words`"]
+    assert not attempt_file(mlprep_home, "reverse-words").exists()
+    with Store.open_default() as store:
+        assert store.latest_attempt("reverse-words") is None
+
+
+def test_reset_after_the_file_was_deleted_writes_a_fresh_stub(mlprep_home: Path) -> None:
+    run("attempt", "reverse-words")
+    attempt_file(mlprep_home, "reverse-words").unlink()
+    result = run("reset", "reverse-words")
+    assert result.exit_code == 0 and "no file at" in result.stdout
+    assert attempt_file(mlprep_home, "reverse-words").is_file()
+
+
+def test_reset_undo_puts_the_last_backup_back(mlprep_home: Path, cli_environment: Path) -> None:
+    run("attempt", "add-one")
+    target = attempt_file(mlprep_home, "add-one")
+    assert run("reset", "add-one", "--undo").exit_code == ExitStatus.USAGE  # no backup yet
+    target.write_text("first try\n")
+    run("reset", "add-one")
+    target.write_text("second try\n")
+    reset = run("reset", "add-one")
+    assert "--undo` puts it back" in reset.stdout
+    assert target.read_text() == stub_source(cli_environment, "add-one")
+    undone = run("reset", "add-one", "--undo")
+    assert undone.exit_code == 0, undone.output
+    assert target.read_text() == "second try\n"  # the latest backup, not the first
+    assert len(list((target.parent / "backups").iterdir())) == 2  # the stub it replaced needs no backup
+    target.write_text("third try\n")
+    again = run("reset", "add-one", "--undo")
+    assert target.read_text() == "second try\n" and "what was there is saved as" in again.stdout  # an undo loses nothing either
+    assert sorted(b.read_text() for b in (target.parent / "backups").iterdir()) == ["first try\n", "second try\n", "third try\n"]
 
 
 # -- grade -----------------------------------------------------------------------------------------
@@ -337,7 +369,9 @@ def _fake_engine(monkeypatch: pytest.MonkeyPatch, result: GradeResult) -> list[d
         calls.append({"id": exercise.id, "path": path, "device": device, "timeout_s": timeout_s})
         return result
 
-    monkeypatch.setitem(sys.modules, "mlprep.engine", types.SimpleNamespace(grade_file=grade_file))
+    from mlprep.engine import require_device
+
+    monkeypatch.setitem(sys.modules, "mlprep.engine", types.SimpleNamespace(grade_file=grade_file, require_device=require_device))
     return calls
 
 
@@ -445,13 +479,25 @@ def test_progress_counts_topics_history_hints_and_reveals(mlprep_home: Path, cli
 # -- selfcheck -------------------------------------------------------------------------------------
 
 
-def test_selfcheck_on_the_fixture_bank_prints_the_kill_table() -> None:
-    result = run("selfcheck")
+def test_selfcheck_on_the_fixture_bank_prints_the_kill_table(tmp_path: Path) -> None:
+    result = run("selfcheck", "--verbose", "--report", str(tmp_path / "report.json"))
     assert result.exit_code == 0, result.output
     assert "adds_two" in result.stdout and "keeps_order" in result.stdout
     assert "small integers" in result.stdout  # a check named in the "caught by" column
     assert "bugs caught 2/2" in result.stdout
-    assert "add-one reference: pass" in result.stderr  # the live progress lines
+    assert re.search(r"^9 submissions graded in \d+\.\ds$", result.stdout, re.M)  # the total time
+    report = json.loads((tmp_path / "report.json").read_text())
+    grades = {e["id"]: e["grades"] for e in report["exercises"]}
+    assert grades["add-one"]["bug adds_two"]["status"] == "fail" and grades["add-one"]["reference"]["status"] == "pass"
+
+
+def test_selfcheck_says_one_line_per_exercise_unless_verbose() -> None:
+    result = run("selfcheck")
+    assert result.exit_code == 0, result.output
+    assert "adds_two" not in result.stdout  # no kill table where nothing is wrong
+    assert re.search(r"^add-one +ok +bugs 1/1 · diagnosed 1/1 · alternatives 1/1$", result.stdout, re.M)
+    assert "self-check: OK" in result.stdout and len(result.stdout.splitlines()) < 10
+    assert "--report" not in result.stdout and "grades" not in json.loads(run("selfcheck", "--json").stdout)["exercises"][0]
 
 
 def test_selfcheck_json_and_a_missed_bug_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli_environment: Path) -> None:
@@ -487,13 +533,15 @@ def test_selfcheck_passes_options_through_and_a_broken_exercise_is_a_miss(tmp_pa
         calls.append((ids, device))
         on_result("add-one", "reference", GradeResult("add-one", "pass", "", [], duration_s=0.5))
         outcome = types.SimpleNamespace(id="add-one", reference="pass", stub="error", bugs=[], alternatives=[], generated=[], problems=[], ok=True)
-        return types.SimpleNamespace(ok=True, exercises=[outcome], to_dict=lambda: {"ok": True, "exercises": []})
+        return types.SimpleNamespace(ok=True, exercises=[outcome], to_dict=lambda grades=False: {"ok": True, "exercises": []}, submissions=1, wall_s=0.5)
 
-    monkeypatch.setitem(sys.modules, "mlprep.selfcheck", types.SimpleNamespace(run_selfcheck=run_selfcheck))
+    from mlprep import selfcheck
+
+    monkeypatch.setitem(sys.modules, "mlprep.selfcheck", types.SimpleNamespace(
+        run_selfcheck=run_selfcheck, count_variants=selfcheck.count_variants, selfcheck_exercises=selfcheck.selfcheck_exercises))
     fine = run("selfcheck", "add-one", "--device", "cpu")
     assert fine.exit_code == 0, fine.output
     assert calls == [(["add-one"], "cpu")]
-    assert "add-one reference: pass (0.5s)" in fine.stderr
     bank = tmp_path / "bank"
     shutil.copytree(cli_environment, bank)
     (bank / "exercises" / "half-done").mkdir()
@@ -524,6 +572,9 @@ heavy = sorted(m for m in ("numpy", "torch", "mlprep.engine", "mlprep.grading") 
 print("heavy:", heavy)
 """
     env = {**os.environ, "PYTHONPATH": str(REPO), "MLPREP_BANK": str(cli_environment), "MLPREP_HOME": str(tmp_path / "home")}
+    first = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip().splitlines()[-1] == "heavy: []"  # rich, once: `show` renders each prompt's Markdown with it, then caches it
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-2:] == ["rich after the quick commands: False", "heavy: []"]
@@ -587,6 +638,91 @@ def test_progress_shows_practice_time_and_the_interview_history(mlprep_home: Pat
     [interview] = [line for line in result.stdout.splitlines() if line.startswith("2030-05-01T09:00:00")]
     assert "1/2" in interview and "time up" in interview and "add-one, reverse-words" in interview
     assert "time practised: 2m 05s" in result.stdout
+
+
+def test_time_practised_counts_attempt_edit_grade_from_the_cli(mlprep_home: Path, cli_environment: Path) -> None:
+    import sqlite3
+    from datetime import UTC, datetime, timedelta
+
+    run("attempt", "add-one")
+    ten_minutes_ago = (datetime.now(UTC) - timedelta(minutes=10)).isoformat(timespec="seconds")
+    with sqlite3.connect(mlprep_home / "progress.sqlite3") as db:  # the attempt started ten minutes ago
+        db.execute("UPDATE attempts SET started_at = ?", (ten_minutes_ago,))
+    attempt_file(mlprep_home, "add-one").write_text(reference_source(cli_environment, "add-one"))
+    assert run("grade", "add-one").exit_code == 0
+    progress = run("progress")
+    [line] = [line for line in progress.stdout.splitlines() if "time practised:" in line]
+    minutes = re.search(r"time practised: (\d+)m", line)
+    assert minutes and 9 <= int(minutes.group(1)) <= 11, line
+    with sqlite3.connect(mlprep_home / "progress.sqlite3") as db:  # a day-long gap counts as a break, not as practice
+        db.execute("UPDATE grades SET graded_at = ?", ((datetime.now(UTC) - timedelta(days=1)).isoformat(timespec="seconds"),))
+        db.execute("UPDATE attempts SET started_at = ?", ((datetime.now(UTC) - timedelta(days=1, minutes=20)).isoformat(timespec="seconds"),))
+        db.execute("UPDATE practice_time SET started_at = ?", ((datetime.now(UTC) - timedelta(days=1, minutes=10)).isoformat(timespec="seconds"),))
+    run("grade", "add-one")
+    with Store.open_default() as store:
+        assert 29 * 60 <= store.practice_seconds()["add-one"] <= 31 * 60  # 10 minutes, then the 20-minute cap
+
+
+def test_plurals_and_an_interview_asked_for_more_exercises_than_there_are() -> None:
+    from mlprep.term import plural
+
+    assert [plural(1, "minute"), plural(2, "minute"), plural(0.5, "day"), plural(1, "day")] == ["1 minute", "2 minutes", "0.5 days", "1 day"]
+    result = run("interview", "--count", "9", "--minutes", "0.01", "--manual-run")
+    assert "--count 9: only 2 exercises in the bank; the interview has 2" in result.stderr
+
+
+def test_review_ahead_brings_back_what_is_due_soon(mlprep_home: Path) -> None:
+    run("attempt", "add-one")
+    run("grade", "add-one")  # failed: due in a day
+    assert "nothing is due for review" in run("review", "--list").stdout
+    ahead = run("review", "--list", "--ahead", "2")
+    assert ahead.exit_code == 0 and "nothing is due" not in ahead.stdout
+    assert "nothing is due for review within 0.5 days" in run("review", "--list", "--ahead", "0.5").stdout
+
+
+def test_device_cuda_without_a_gpu_is_a_usage_error(mlprep_home: Path, monkeypatch: pytest.MonkeyPatch, cli_environment: Path) -> None:
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    run("attempt", "add-one")
+    attempt_file(mlprep_home, "add-one").write_text(reference_source(cli_environment, "add-one"))
+    for args in (("grade", "add-one"), ("selfcheck", "add-one")):
+        result = run(*args, "--device", "cuda")
+        assert result.exit_code == ExitStatus.USAGE, result.output
+        assert stderr_lines(result) == ["mlprep: error: --device cuda: no GPU is visible here (torch.cuda.is_available() is False); "
+                                        "--device auto runs the CPU scenarios and reports the CUDA ones as skipped"]
+    with Store.open_default() as store:
+        assert store.grades() == []  # nothing graded, nothing recorded
+
+
+def test_quick_commands_wrap_at_word_boundaries_to_the_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "60")
+    run("attempt", "add-one")
+    listed = run("list").stdout.splitlines()
+    assert all(len(line) <= 60 for line in listed), listed
+    assert listed[0].split() == ["id", "title", "kind", "topic", "difficulty", "status"] or "topic" not in listed[0]
+    assert any(line.rstrip().endswith("attempted") for line in listed)  # never `attempt` / `ed`
+    monkeypatch.setenv("COLUMNS", "30")
+    narrow = run("list").stdout.splitlines()
+    assert all(len(line) <= 30 for line in narrow) and narrow[0].split()[0] == "id" and narrow[0].split()[-1] == "status", narrow
+    monkeypatch.setenv("COLUMNS", "24")
+    from mlprep.bank import load_bank
+
+    hints = load_bank().get("reverse-words").hints
+    shown = run("hint", "reverse-words").stdout.splitlines()
+    assert all(len(line) <= 24 for line in shown), shown
+    assert " ".join(" ".join(shown).split()).startswith(f"hint 1/{len(hints)}: " + " ".join(hints[0].split()) + " (2 more")  # every word whole
+
+
+def test_show_renders_the_prompts_markdown(monkeypatch: pytest.MonkeyPatch, cli_environment: Path) -> None:
+    monkeypatch.setenv("COLUMNS", "50")
+    result = run("show", "add-one")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert all(len(line) <= 50 for line in lines), lines
+    prompt = (cli_environment / "exercises" / "add-one" / "prompt.md").read_text()
+    assert "```" in prompt and "```" not in result.stdout and "`" not in result.stdout  # fences and code spans rendered
+    assert run("show", "add-one").stdout == result.stdout  # the second time from the cache, the same
 
 
 def test_interview_and_watch_usage_errors() -> None:

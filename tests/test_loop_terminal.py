@@ -64,7 +64,7 @@ class Terminal:
         assert done.returncode == 0, f"tmux {' '.join(args)}: {done.stderr}"
         return done.stdout
 
-    def start(self, *mlprep_args: str) -> None:
+    def start(self, *mlprep_args: str, width: int = WIDTH, height: int = HEIGHT) -> None:
         """Run `python -m mlprep ARGS`; afterwards the shell prints its exit status, the terminal's
         settings and an end marker, so a test can see all of it once the marker is there (the window
         stays open)."""
@@ -72,7 +72,7 @@ class Terminal:
         command = shlex.join(["env", "-u", "COLUMNS", "-u", "LINES", *(f"{k}={v}" for k, v in self.env.items()), sys.executable, "-m", "mlprep", *mlprep_args])
         # `trap : INT`: Ctrl-C reaches the whole foreground group; the shell must outlive it to report.
         script = f'trap : INT; {command}; echo "[exit $?]"; stty -a | tr "\\n" " "; echo; echo "{END_MARKER}"; exec sleep 600'
-        self._tmux("-f", "/dev/null", "new-session", "-d", "-x", str(WIDTH), "-y", str(HEIGHT), "-s", "main", "sh", "-c", script)
+        self._tmux("-f", "/dev/null", "new-session", "-d", "-x", str(width), "-y", str(height), "-s", "main", "sh", "-c", script)
 
     def screen(self, history: bool = False) -> str:
         """What the window shows now; with history, what scrolled off it too (each redraw clears the screen into it)."""
@@ -169,6 +169,50 @@ def test_watch_regrades_each_save_and_moves_on_after_a_pass(terminal: Terminal, 
         assert store.latest_attempt("reverse-words") is not None
         assert [(r.exercise_id, r.forced) for r in store.reveals()] == [("add-one", False)]
         assert store.hints_shown() == {"add-one": 1}
+
+
+@pytest.mark.parametrize(("width", "height"), [(80, 24), (110, 45)])
+def test_the_watch_screen_fits_the_terminal_with_the_verdict_by_the_key_bar(terminal: Terminal, mlprep_home: Path, width: int, height: int) -> None:
+    """A long failing grade (a real exercise, a known mistake) on an 80x24 and a 110x45 screen: the
+    verdict and the key bar stay at the bottom, the header says what the grade says, the first
+    failure is on the first page, space pages through the rest, and "Checking…" shows by the key bar."""
+    from mlprep.bank import load_bank
+
+    root = Path(__file__).resolve().parents[1]
+    exercise = load_bank(root).get("kmeans-edge")
+    [bug] = [b for b in exercise.bugs() if b.name == "tol_strict"]
+    buggy = bug.apply(exercise.reference_path.read_text())
+    path = attempt_file(mlprep_home / "workspace", "kmeans-edge")
+    path.parent.mkdir(parents=True)
+    path.write_text(buggy)
+    terminal.env["MLPREP_BANK"] = str(root)
+    terminal.start("attempt", "kmeans-edge", "--watch", width=width, height=height)
+
+    def bottom(screen: str) -> list[str]:
+        """The verdict line and the key bar ("" while the screen is still blank)."""
+        return ["", "", *screen.rstrip("\n").splitlines()][-2:]
+
+    screen = terminal.wait_for(lambda s: "kmeans-edge: FAIL" in bottom(s)[0])
+    lines = screen.rstrip("\n").splitlines()
+    assert len(lines) <= height and all(len(line) <= width for line in lines), screen
+    verdict, keys = bottom(screen)
+    assert verdict.startswith("kmeans-edge: FAIL — 1 of 18 checks did not pass"), screen
+    assert keys.startswith("h hint") and keys.rstrip().endswith("q quit"), screen
+    assert "status: fail" in screen and "FAIL a squared shift exactly equal to tol stops" in screen
+    if "space page 1/" in keys:
+        terminal.press("Space")
+        screen = terminal.wait_for(lambda s: "space page 2/" in bottom(s)[1])
+        assert bottom(screen)[0].startswith("kmeans-edge: FAIL"), screen
+    else:
+        assert "fail    a squared shift exactly equal to tol stops" in screen  # all of it on one page
+
+    save_like_an_editor(path, "import time\ntime.sleep(3)  # a slow import: the check stays in progress a while\n" + buggy)
+    screen = terminal.wait_for(lambda s: bottom(s)[0].startswith("Checking…"))
+    assert "previous grade: kmeans-edge: FAIL" in bottom(screen)[0] and bottom(screen)[1].startswith("h hint")
+    terminal.wait_for(lambda s: "kmeans-edge: FAIL" in bottom(s)[0] and not bottom(s)[0].startswith("Checking"))
+    terminal.press("q")
+    screen = terminal.wait_for_exit(0)
+    assert "╭" not in screen and "kmeans-edge: fail (" in screen  # the loop drew on the alternate screen: the shell's screen is back as it was
 
 
 def test_manual_run_grades_on_r_and_ctrl_c_quits_cleanly(terminal: Terminal, mlprep_home: Path, fixture_bank: Path) -> None:

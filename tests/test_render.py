@@ -26,14 +26,14 @@ def grade(status: str = "fail", checks: list[CheckResult] | None = None, **kwarg
     return GradeResult("adamw", status, kwargs.pop("message", "summary"), checks, **kwargs)
 
 
-def test_grade_shows_status_table_and_failure_details_verbatim() -> None:
+def test_verbose_grade_shows_status_table_and_failure_details_verbatim() -> None:
     checks = [
         CheckResult("imports", "pass", "", {}, 0.2),
         CheckResult("float16 grads", "fail", "expected finite w, got inf at index [0, 3]\nupcast g first", {"max_abs_err": 1.5, "where": "[bold]x[/bold]"}, 0.5),
         CheckResult("cuda", "skip", "no GPU here", {}, 0.0),
     ]
     c = console()
-    render.render_grade(c, grade("fail", checks, message="1 of 2 checks did not pass"), path="/ws/adamw/adamw.py")
+    render.render_grade(c, grade("fail", checks, message="1 of 2 checks did not pass"), path="/ws/adamw/adamw.py", verbose=True)
     out = text_of(c)
     assert "adamw: FAIL — 1 of 2 checks did not pass" in out
     assert "/ws/adamw/adamw.py" in out
@@ -45,12 +45,55 @@ def test_grade_shows_status_table_and_failure_details_verbatim() -> None:
     assert "not a verdict on your code" not in out
 
 
+def test_compact_grade_shows_each_failure_once_in_full_and_folds_skips() -> None:
+    message = "expected finite w, got inf at index [0, 3]\nupcast g first"
+    checks = [
+        CheckResult("imports", "pass", "", {}, 0.2),
+        CheckResult("float16 grads", "fail", message, {"max_abs_err": 1.5}, 0.5, failing_input="adamw(w, g)"),
+        *(CheckResult(f"scenario {i} [cuda]", "skip", "CUDA is not available on this machine; this scenario did not run") for i in range(7)),
+        CheckResult("speed", "skip", "not run: the time limit for the whole grade (10 s) ran out"),
+    ]
+    c = console(80)
+    render.render_grade(c, grade("fail", checks, message="1 of 2 checks did not pass (8 skipped); first: float16 grads: expected"), path="/ws/a.py")
+    out = text_of(c)
+    lines = out.splitlines()
+    assert lines[0] == "adamw: FAIL — 1 of 2 checks did not pass (8 skipped)  (cpu, 0.0s)"  # the first failure comes below, not here
+    assert out.count("got inf at index [0, 3]") == 2  # its row (one line) and its full text: not three times
+    assert out.count("upcast g first") == 1 and "smallest failing input" in out and "adamw(w, g)" in out
+    assert "max_abs_err" not in out  # the details are for --verbose and --json
+    assert sum("7 CUDA scenarios skipped: no GPU here" in line for line in lines) == 1
+    assert "[cuda]" not in out
+    assert "speed  not run: the time limit for the whole grade (10 s) ran out" in out
+    assert all(len(line) <= 80 for line in lines)
+
+
+def test_compact_grade_of_a_stub_says_its_error_once() -> None:
+    checks = [CheckResult("imports", "pass")] + [CheckResult(f"check {i}", "error", "not implemented yet: NotImplementedError: write adamw") for i in range(11)]
+    c = console(80)
+    render.render_grade(c, grade("error", checks, message="11 of 12 checks did not pass"))
+    out = text_of(c)
+    assert out.count("NotImplementedError") == 2  # one row for the eleven, one full text
+    assert "11 checks, the same error:" in out and "ERROR 11 checks (check 0, check 1, …)" in out
+    assert len(out.splitlines()) <= 6
+
+
+def test_compact_grade_names_the_failures_that_do_not_fit() -> None:
+    long = "expected 0, got 0.25. " * 60
+    checks = [CheckResult(f"scenario {i}", "fail", f"scenario {i}: {long}") for i in range(12)]
+    c = console(80)
+    render.render_grade(c, grade("fail", checks, message="12 of 12 checks did not pass"))
+    lines = text_of(c).splitlines()
+    assert len(lines) <= render.COMPACT_LINES
+    assert [line for line in lines if line.startswith("FAIL ")] == ["FAIL scenario 0"]  # the first always in full
+    assert lines[-1].startswith("11 more failures in the list above; `--verbose` shows each in full")
+
+
 def test_identical_failures_are_described_once() -> None:
     same = {"kind": "not_implemented"}
     checks = [CheckResult(n, "error", "not implemented yet: NotImplementedError", dict(same)) for n in ("a", "b", "c")]
     checks.append(CheckResult("d", "fail", "expected 1, got 2"))
     c = console()
-    render.render_grade(c, grade("error", checks))
+    render.render_grade(c, grade("error", checks), verbose=True)
     out = text_of(c)
     assert "ERROR a, b, c" in out
     assert out.count("kind: not_implemented") == 1
@@ -60,10 +103,14 @@ def test_identical_failures_are_described_once() -> None:
 def test_learner_output_is_shown_from_its_head() -> None:
     printed = "".join(f"line {i}\n" for i in range(30))
     c = console()
-    render.render_grade(c, grade("pass", output=printed))
+    render.render_grade(c, grade("pass", output=printed), verbose=True)
     out = text_of(c)
     assert "line 0" in out and "line 19" in out and "line 20" not in out
     assert "10 more" in out
+    c = console()
+    render.render_grade(c, grade("pass", output=printed))
+    out = text_of(c)
+    assert "your code printed (30 lines; the first 5):" in out and "line 4" in out and "line 5" not in out
 
 
 def test_internal_error_banner() -> None:
@@ -123,11 +170,14 @@ def test_selfcheck_summary_when_all_is_well() -> None:
     assert "MISSED" not in out
 
 
-def test_exercise_table_defaults_to_todo() -> None:
+def test_the_loops_exercise_table_is_mlprep_lists() -> None:
     exercises = [SimpleNamespace(id=i, title=f"{i} title", kind="code", topic="t", difficulty="easy") for i in ("a", "b")]
     c = console()
     c.print(render.exercise_table(exercises, {"b": "passed"}))
-    rows = {line.split("│")[0].strip(): line.split("│")[-1].strip() for line in text_of(c).splitlines() if "│" in line}
+    listed = io.StringIO()
+    term.print_exercise_list(term.Out(listed, color=False, width=120), exercises, {"b": "passed"})
+    assert text_of(c) == listed.getvalue()
+    rows = {line.split()[0]: line.split()[-1] for line in text_of(c).splitlines()[2:]}
     assert rows == {"a": "todo", "b": "passed"}
 
 
