@@ -152,6 +152,21 @@ EXPECTED = {
     "xgb_missing__lam_omitted": None,
     # Drops the missing rows from the candidates too: other gains than the variant's.
     "xgb_missing__missing_dropped_from_totals": None,
+    "gae_ppo__bootstrap_through_done": "bootstrap_through_done",
+    "gae_ppo__sign_flipped": "sign_flipped",
+    "gae_ppo__max_for_min": "max_for_min",
+    "gae_ppo__ratio_from_probabilities": "ratio_from_probabilities",
+    "decontaminate__no_normalisation": "no_normalisation",
+    "decontaminate__char_ngrams": "char_ngrams",
+    "point_in_time__cutoff_inclusive": "cutoff_inclusive",
+    "point_in_time__row_itself_included": "row_itself_included",
+    "cv_leakage__global_standardize": "global_standardize",
+    "cv_leakage__fit_on_all_rows": "fit_on_all_rows",
+    "cv_leakage__no_stratification": "no_stratification",
+    "windows_checkpoint__windows_copied": "windows_copied",
+    "windows_checkpoint__non_atomic_write": "non_atomic_write",
+    "windows_checkpoint__rng_not_saved": "rng_not_saved",
+    "windows_checkpoint__optimizer_not_saved": "optimizer_not_saved",
 }
 
 

@@ -62,3 +62,46 @@ def test_a_reference_that_uses_most_of_the_time_limit_is_a_problem():
     assert reference_taking(0.1 * exercise.timeout_s).ok
     slow = reference_taking(REFERENCE_SHARE_OF_LIMIT * exercise.timeout_s)
     assert not slow.ok and any("of the exercise's 3 s time limit: raise timeout_s" in p for p in slow.problems)
+
+
+def _debug_bank(tmp_path: Path) -> Path:
+    """The fixture's add as a `debug` exercise: its stub is the reference with the planted bug."""
+    bank = tmp_path / "bank"
+    shutil.copytree(FIXTURES / "runner_bank", bank)
+    toml = bank / "exercises" / "add" / "exercise.toml"
+    toml.write_text(toml.read_text().replace('kind = "code"', 'kind = "debug"'))
+    (bank / "solutions" / "add" / "bugs.toml").write_text(
+        '[[bug]]\nname = "subtracts"\nsummary = "a - b instead of a + b"\nplanted = true\n[[bug.edit]]\nold = "a + b"\nnew = "a - b"\n'
+        '[[bug]]\nname = "adds_twice"\nsummary = "a wrong fix: a + b + b"\n[[bug.edit]]\nold = "a + b"\nnew = "a + b + b"\n'
+    )
+    (bank / "exercises" / "add" / "stub.py").write_text("def add(a, b):\n    return a - b\n")
+    return bank
+
+
+def test_a_debug_exercises_stub_is_its_reference_with_the_planted_bugs(tmp_path):
+    bank = _debug_bank(tmp_path)
+    report = run_selfcheck(load_bank(bank), ["add"])
+    assert report.ok, report.exercises[0].problems
+    (add,) = report.exercises
+    assert add.stub == "fail" and {b.name for b in add.bugs} == {"subtracts", "adds_twice"}
+    assert all(b.status == "fail" for b in add.bugs)
+
+    (bank / "exercises" / "add" / "stub.py").write_text("def add(a, b):\n    return a * b  # another bug than the planted one\n")
+    report = run_selfcheck(load_bank(bank), ["add"])
+    assert not report.ok
+    [problem] = [p for p in report.exercises[0].problems if "planted" in p]
+    assert "stub.py is not the reference with its planted bugs" in problem and "-    return a - b" in problem and "+    return a * b" in problem
+
+
+def test_planted_bugs_belong_to_debug_exercises_and_a_debug_exercise_needs_them(tmp_path):
+    bank = _debug_bank(tmp_path)
+    bugs = bank / "solutions" / "add" / "bugs.toml"
+    bugs.write_text(bugs.read_text().replace("planted = true\n", ""))
+    report = run_selfcheck(load_bank(bank), ["add"])
+    assert any("a debug exercise needs planted bugs" in p for p in report.exercises[0].problems)
+
+    toml = bank / "exercises" / "add" / "exercise.toml"
+    toml.write_text(toml.read_text().replace('kind = "debug"', 'kind = "code"'))
+    bugs.write_text(bugs.read_text().replace('summary = "a - b instead of a + b"\n', 'summary = "a - b instead of a + b"\nplanted = true\n'))
+    report = run_selfcheck(load_bank(bank), ["add"])
+    assert any("only a debug exercise has planted bugs" in p for p in report.exercises[0].problems)

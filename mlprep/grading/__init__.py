@@ -339,6 +339,17 @@ class Context:
             self._reference_submission = self._reference_sandbox()
         return self._reference_submission
 
+    def run_reference_sandboxed(self, scenario: Callable, *args: Any, **kwargs: Any) -> Any:
+        """The scenario on the reference in its own sandbox, a process like the learner's: what needs
+        the same process state (RNG streams, bit-for-bit training runs) compares fairly. A failure
+        there is the grader's defect, never the learner's."""
+        from mlprep.grading._runner import SubmissionProblem
+
+        try:
+            return self.reference_submission().run(scenario, *args, **kwargs)
+        except SubmissionProblem as problem:
+            raise GraderDefect(f"the reference failed the scenario {scenario.__name__} in its sandbox: {problem.message}") from None
+
     def rng(self, seed: int) -> np.random.Generator:
         return np.random.default_rng(seed)
 
