@@ -18,6 +18,10 @@ mistakes of the update rule produce (simulate_scales with a `mistake`); a wrong 
 training is checked against the learner's scaler driven alone with the same overflows (a control
 run); a wrong single SGD step is compared with the steps that known mistakes of the recipe produce
 (_sgd_step_evidence); a wrong unscale_ verdict is read against the verdicts on the other cases.
+
+A failure of a trajectory (scripted updates, a training run) carries a picture of it, yours vs
+expected (scripted_series, run_series): the scale per update or step, or, where the scales agree,
+whether each step stepped or how far the parameters moved.
 """
 
 import math
@@ -27,8 +31,8 @@ import types
 import torch
 import torch.nn.functional as F
 
-from mlprep.grading import (Call, CheckFailed, GraderDefect, as_float, assert_close, check, expect_sequence, fail, on_input, scenario,
-                            shrink_on_failure)
+from mlprep.grading import (Call, CheckFailed, GraderDefect, Series, as_float, assert_close, check, expect_sequence, fail, on_input, scenario,
+                            series_on_failure, shrink_on_failure)
 
 SCALER = ("DynamicLossScaler",)  # checks that only build a scaler and call its methods
 BOTH = ("DynamicLossScaler", "train_step")
@@ -543,6 +547,11 @@ def _fail_run(run, message, **details):
         raise
 
 
+def scripted_series(got, want):
+    """The picture of a scripted run that went wrong: the scale after each update, yours vs expected."""
+    return Series("loss scale after each update", {"yours": got, "expected": want}, x_label="update", log_scale=True)
+
+
 def compare_scales(got, want, settings, pattern, *, scenario):
     """Scale after each scripted update, in order; exact (the factors are powers of two). The
     failing input is the run cut off right after the first wrong update."""
@@ -550,7 +559,8 @@ def compare_scales(got, want, settings, pattern, *, scenario):
     if got[0] != want[0]:
         _fail_run("", f"scaler.scale right after DynamicLossScaler({_settings_text(settings)}): expected {_fmt_scale(want[0])},"
                       f" got {_fmt_scale(got[0])}; the scale starts at init_scale",
-                  failing_input=scripted_code(settings, ""), expected=want[0], got=got[0], update=0, scenario=scenario)
+                  failing_input=scripted_code(settings, ""), expected=want[0], got=got[0], update=0, scenario=scenario,
+                  series=scripted_series(got, want))
     for k in range(1, len(want)):
         if got[k] == want[k]:
             continue
@@ -559,7 +569,7 @@ def compare_scales(got, want, settings, pattern, *, scenario):
                                f" update(s) in a row before it), expected scale {_fmt_scale(want[k])} (it was {_fmt_scale(want[k - 1])}),"
                                f" got {_fmt_scale(got[k])}. {_scale_hint(got, want, settings, pattern, k)}",
                   failing_input=scripted_code(settings, pattern[:k]), update=k, expected=want[k], got=got[k], expected_before=want[k - 1],
-                  scenario=scenario)
+                  scenario=scenario, series=scripted_series(got, want))
 
 
 def judge_floor(got, want, settings, pattern, *, scenario):
@@ -571,7 +581,8 @@ def judge_floor(got, want, settings, pattern, *, scenario):
             zero = " (a zero scale makes every unscale 0/0)" if s == 0 else ""
             _fail_run(pattern[:k], f"scaler.scale after {k} update(s) ({scenario}): got {_fmt_scale(s)}, below min_scale ="
                                    f" {_fmt_scale(min_scale)}{zero}. {_scale_hint(scales, want, settings, pattern, k)}",
-                      failing_input=scripted_code(settings, pattern[:k]), update=k, got=s, min_scale=min_scale, scenario=scenario)
+                      failing_input=scripted_code(settings, pattern[:k]), update=k, got=s, min_scale=min_scale, scenario=scenario,
+                      series=scripted_series(scales, want))
     compare_scales(scales, want, settings, pattern, scenario=scenario)
 
 
@@ -767,12 +778,66 @@ def _sgd_step_evidence(spec, want, got, k):
     return f"The weights moved as if the gradient were ({shown}) instead of ({expected_step}): {' or '.join(matches)} gives exactly that."
 
 
+def _flag_point(value):
+    """train_step's return value as 1 (stepped) or 0 (skipped), None where it is no bool."""
+    try:
+        return int(as_flag(value, what="train_step's return value", scenario=""))
+    except CheckFailed:
+        return None
+
+
+def _distances(record):
+    """How far the parameters are from where they started, after each step (float64, 5 digits: the
+    rounding of another right order of operations is no difference to draw)."""
+    start = torch.cat([p.detach().double().flatten() for p in record["params0"]])
+    return [float(f"{float((torch.cat([p.detach().double().flatten() for p in params]) - start).norm()):.5g}") for params in record["params"]]
+
+
+def _first_difference(yours, expected):
+    """The index of the first point where two lines differ (NaN equal to NaN), None where they do not."""
+    same = lambda a, b: a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
+    return next((i for i, (a, b) in enumerate(zip(yours, expected)) if not same(a, b)), None if len(yours) == len(expected) else min(len(yours), len(expected)))
+
+
+def run_series(got, want):
+    """The picture of a training run that went wrong, yours vs expected, of what goes wrong first: the
+    scale after each step, whether each step stepped, or how far the parameters moved from where they
+    started (at the same step, in that order). None for a one-step run, a run whose scales, flags and
+    parameters all agree, or a record too malformed to draw."""
+    n = len(want["stepped"])
+    if n < 2:
+        return None
+    try:
+        candidates = [  # (yours, expected, the step of their first point, the picture)
+            ([float(got["scale0"]), *map(float, got["scales"])], [want["scale0"], *want["scales"]], 0,
+             lambda yours, expected: Series("loss scale after each step", {"yours": yours, "expected": expected}, log_scale=True)),
+            ([_flag_point(f) for f in got["stepped"]], [int(f) for f in want["stepped"]], 1,
+             lambda yours, expected: Series("optimizer stepped (1) or skipped (0)", {"yours": yours, "expected": expected}, x=range(1, n + 1))),
+            ([0.0, *_distances(got)], [0.0, *_distances(want)], 0,
+             lambda yours, expected: Series("parameters' distance from their start (L2)", {"yours": yours, "expected": expected})),
+        ]
+    except Exception:  # noqa: BLE001 - a malformed record gets no picture; its verdict comes from the checks
+        return None
+    differing = [(first + x0, order, picture, yours, expected) for order, (yours, expected, x0, picture) in enumerate(candidates)
+                 if (first := _first_difference(yours, expected)) is not None]
+    if not differing:
+        return None
+    _, _, picture, yours, expected = min(differing, key=lambda candidate: candidate[:2])
+    return picture(yours, expected)
+
+
 def compare_run(sub, got, want, spec, device, *, scenario, rtol=None, atol=None):
     """Walk a training record step by step: returned flag, scale, parameters, optimizer state. The
-    failing input is the run cut off after the first step that goes wrong, ending in what differs."""
+    failing input is the run cut off after the first step that goes wrong, ending in what differs;
+    the failure carries the picture of the whole run (run_series)."""
     if not isinstance(got, dict) or set(got) != set(want):
         with on_input(training_code(spec, device)):
             fail(f"training run ({scenario}): the scenario's record came back malformed: {type(got).__name__}")
+    with series_on_failure(lambda: run_series(got, want)):
+        _walk_run(sub, got, want, spec, device, scenario=scenario, rtol=rtol, atol=atol)
+
+
+def _walk_run(sub, got, want, spec, device, *, scenario, rtol, atol):
     names = _param_names(spec)
     n = len(want["stepped"])
     dtype = spec.get("param_dtype", "float32")
@@ -1086,7 +1151,8 @@ def half_model_recovers(sub, ctx):
             why = ("Each overflow must lower the scale (scaler.update(found_inf=True)) until the scaled gradients fit float16,"
                    " here from 2**13 on.")
         fail(f"{scenario}: no step succeeded in 8 steps (train_step returned {got['stepped']}, scales"
-             f" {[_fmt_scale(s) for s in scales]}). {why}", failing_input=training_code(spec, ctx.device, show="stepped"))
+             f" {[_fmt_scale(s) for s in scales]}). {why}", failing_input=training_code(spec, ctx.device, show="stepped"),
+             series=run_series(got, want))
     compare_run(sub, got, want, spec, ctx.device, scenario=scenario)
 
 

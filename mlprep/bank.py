@@ -10,12 +10,22 @@ Layout (relative to the bank root):
     solutions/<id>/alternatives/   other correct implementations (must pass)
     graders/<id>.py                the checks
 
-This module must stay light (no numpy, no torch): `mlprep list` and friends import it.
+Where the exercises come from: the bank inside mlprep (a source checkout, or the copy in the wheel),
+or instead the folders $MLPREP_BANK names (several, separated by os.pathsep); and always the packs
+installed as Python packages, through the entry point group `mlprep.banks` (each entry point names a
+module whose folder is a bank, or a path, or a function returning one). An exercise's id is unique
+across all of them.
+
+This module must stay light (no numpy, no torch): `mlprep list` and friends import it. Finding the
+installed packs needs importlib.metadata (20-30 ms, most of a quick command's budget), so what it
+finds is cached in the data folder, keyed by the modification times of the folders on sys.path
+(installing or removing a distribution changes its folder's, and its number of entries).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,18 +35,86 @@ from mlprep.errors import MlprepError, UnknownExercise
 FORMAT_VERSION = 1
 KINDS = ("code", "debug", "quiz", "story")
 DIFFICULTIES = ("easy", "medium", "hard")
+PACK_GROUP = "mlprep.banks"  # the entry point group through which installed packages add exercises
+BUILTIN_PACK = "mlprep"
 
 
-def bank_root() -> Path:
-    """Where the bank lives: $MLPREP_BANK, else a source checkout, else the copy inside the wheel."""
-    override = os.environ.get("MLPREP_BANK")
-    if override:
-        return Path(override).resolve()
+@dataclass(frozen=True)
+class BankSource:
+    pack: str  # the pack's name: "mlprep" (built in), an entry point's name, or a $MLPREP_BANK folder's name
+    root: Path
+
+
+def builtin_root() -> Path:
+    """mlprep's own bank: a source checkout's, else the copy inside the wheel."""
     package_dir = Path(__file__).resolve().parent
     checkout = package_dir.parent
     if (checkout / "exercises").is_dir() and (checkout / "graders").is_dir():
         return checkout
     return package_dir / "_bank"
+
+
+def bank_sources() -> list[BankSource]:
+    """Every bank in use: $MLPREP_BANK's folders (else the built-in bank), then the installed packs."""
+    override = os.environ.get("MLPREP_BANK")
+    if override:
+        sources = [BankSource(Path(folder).resolve().name, Path(folder).resolve()) for folder in override.split(os.pathsep) if folder]
+    else:
+        sources = [BankSource(BUILTIN_PACK, builtin_root())]
+    return sources + installed_packs()
+
+
+def installed_packs() -> list[BankSource]:
+    """The banks of the installed packs (entry point group mlprep.banks), cached (see the module's docstring)."""
+    import json
+
+    key = [[entry, _mtime(entry)] for entry in sys.path]
+    cache = _packs_cache()
+    try:
+        cached = json.loads(cache.read_text(encoding="utf-8"))
+        if cached.get("key") == key:
+            return [BankSource(name, Path(root)) for name, root in cached["packs"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    packs = _find_packs()
+    try:
+        from mlprep.workspace import atomic_write
+
+        atomic_write(cache, json.dumps({"key": key, "packs": [[p.pack, str(p.root)] for p in packs]}))
+    except OSError:
+        pass  # a read-only data folder: found again next time
+    return packs
+
+
+def _mtime(entry: str) -> list[int] | None:
+    """A folder's modification time and its number of entries (a coarse clock may not tick between
+    two installs): both change when a distribution is installed there or removed."""
+    try:
+        return [os.stat(entry or ".").st_mtime_ns, len(os.listdir(entry or "."))]
+    except OSError:
+        return None
+
+
+def _packs_cache() -> Path:
+    from mlprep.workspace import data_dir
+
+    return data_dir() / "cache" / "packs.json"
+
+
+def _find_packs() -> list[BankSource]:
+    from importlib.metadata import entry_points
+
+    packs = []
+    for entry in sorted(entry_points(group=PACK_GROUP), key=lambda e: e.name):
+        try:
+            target = entry.load()
+            if callable(target):
+                target = target()
+            root = Path(target.__file__).parent if hasattr(target, "__file__") else Path(target)
+        except Exception as exc:  # noqa: BLE001 - a broken pack is named, never fatal to the rest
+            raise MlprepError(f"the exercise pack {entry.name!r} ({entry.value}) cannot be loaded: {type(exc).__name__}: {exc}") from None
+        packs.append(BankSource(entry.name, root.resolve()))
+    return packs
 
 
 @dataclass(frozen=True)
@@ -71,6 +149,7 @@ class Exercise:
     order: int
     hints: tuple[str, ...]
     root: Path = field(repr=False)  # the bank root
+    pack: str = BUILTIN_PACK  # the bank it comes from (mlprep list --pack)
 
     @property
     def dir(self) -> Path:
@@ -128,10 +207,11 @@ class Exercise:
 
 
 class Bank:
-    def __init__(self, root: Path, exercises: list[Exercise], broken: list[tuple[str, str]]):
-        self.root = root
+    def __init__(self, root: Path, exercises: list[Exercise], broken: list[tuple[str, str]], packs: list[str] | None = None):
+        self.root = root  # the first bank's folder
         self.exercises = exercises
         self.broken = broken  # (folder name, reason): shown, never fatal to the rest of the bank
+        self.packs = packs or [BUILTIN_PACK]
 
     def ids(self) -> list[str]:
         return [e.id for e in self.exercises]
@@ -146,8 +226,21 @@ class Bank:
         raise UnknownExercise(exercise_id, self.ids())
 
 
-def _read_exercise(folder: Path, root: Path) -> Exercise:
+def _read_meta(folder: Path, index: dict, fresh: dict) -> dict:
+    """exercise.toml's contents, from the metadata index when the file is unchanged since it was
+    indexed (its size and modification time), else parsed (and put in `fresh` for the next index)."""
     meta_path = folder / "exercise.toml"
+    try:
+        stat = meta_path.stat()
+    except FileNotFoundError:
+        raise ValueError("no exercise.toml") from None
+    except OSError as exc:
+        raise ValueError(f"exercise.toml cannot be read: {exc.strerror or exc}") from None
+    stamp = [stat.st_mtime_ns, stat.st_size]
+    known = index.get(str(meta_path))
+    if known is not None and known[0] == stamp:
+        fresh[str(meta_path)] = known
+        return known[1]
     try:
         meta = tomllib.loads(meta_path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -156,6 +249,12 @@ def _read_exercise(folder: Path, root: Path) -> Exercise:
         raise ValueError(f"exercise.toml does not parse: {exc}") from None
     except OSError as exc:  # unreadable, or a folder where the file should be
         raise ValueError(f"exercise.toml cannot be read: {exc.strerror or exc}") from None
+    fresh[str(meta_path)] = [stamp, meta]
+    return meta
+
+
+def _read_exercise(folder: Path, root: Path, pack: str = BUILTIN_PACK, index: dict | None = None, fresh: dict | None = None) -> Exercise:
+    meta = _read_meta(folder, index if index is not None else {}, fresh if fresh is not None else {})
     if meta.get("format_version") != FORMAT_VERSION:
         raise ValueError(f"exercise.toml format_version is {meta.get('format_version')!r}, this mlprep reads {FORMAT_VERSION}")
     for name in ("functions", "hints"):
@@ -175,6 +274,7 @@ def _read_exercise(folder: Path, root: Path) -> Exercise:
             order=int(meta.get("order", 1000)),
             hints=tuple(str(h) for h in meta.get("hints", [])),
             root=root,
+            pack=pack,
         )
     except KeyError as exc:
         raise ValueError(f"exercise.toml lacks {exc.args[0]!r}") from None
@@ -193,16 +293,61 @@ def _read_exercise(folder: Path, root: Path) -> Exercise:
 
 
 def load_bank(root: Path | None = None) -> Bank:
-    root = Path(root).resolve() if root is not None else bank_root()
-    exercises_dir = root / "exercises"
-    if not exercises_dir.is_dir():
-        raise MlprepError(f"no exercise bank at {root} (expected an exercises/ folder)")
+    """The exercises of one bank folder (`root`), or of every bank in use (bank_sources)."""
+    sources = [BankSource(Path(root).resolve().name, Path(root).resolve())] if root is not None else bank_sources()
     exercises: list[Exercise] = []
     broken: list[tuple[str, str]] = []
-    for folder in sorted(p for p in exercises_dir.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
-        try:
-            exercises.append(_read_exercise(folder, root))
-        except ValueError as exc:
-            broken.append((folder.name, str(exc)))
+    where: dict[str, BankSource] = {}
+    index, fresh = _load_index(), {}
+    for source in sources:
+        exercises_dir = source.root / "exercises"
+        if not exercises_dir.is_dir():
+            raise MlprepError(f"no exercise bank at {source.root} (expected an exercises/ folder)"
+                              + ("" if source.pack == BUILTIN_PACK else f"; it comes from the pack {source.pack!r}"))
+        for folder in sorted(p for p in exercises_dir.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+            if folder.name in where:
+                first = where[folder.name]
+                raise MlprepError(f"exercise id {folder.name!r} is in two banks: the pack {first.pack!r} ({first.root}) and the pack"
+                                  f" {source.pack!r} ({source.root}); ids must be unique: rename one, or uninstall one of the packs")
+            where[folder.name] = source
+            try:
+                exercises.append(_read_exercise(folder, source.root, source.pack, index, fresh))
+            except ValueError as exc:
+                broken.append((folder.name, str(exc)))
     exercises.sort(key=lambda e: (e.order, e.id))
-    return Bank(root, exercises, broken)
+    if any(index.get(path) != entry for path, entry in fresh.items()):
+        _save_index({**index, **fresh})
+    return Bank(sources[0].root, exercises, broken, [s.pack for s in sources])
+
+
+# The metadata index: every exercise.toml read, with its size and modification time, in one JSON file
+# in the data folder. Parsing 37 TOML files costs a quick command a fifth of its budget; one JSON file
+# and a stat per exercise, a tenth of that.
+INDEX_FORMAT = 1
+
+
+def _index_path() -> Path:
+    from mlprep.workspace import data_dir
+
+    return data_dir() / "cache" / "bank-index.json"
+
+
+def _load_index() -> dict:
+    import json
+
+    try:
+        data = json.loads(_index_path().read_text(encoding="utf-8"))
+        return data["files"] if data.get("format") == INDEX_FORMAT and isinstance(data.get("files"), dict) else {}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def _save_index(files: dict) -> None:
+    import json
+
+    from mlprep.workspace import atomic_write
+
+    try:
+        atomic_write(_index_path(), json.dumps({"format": INDEX_FORMAT, "files": files}))
+    except (OSError, TypeError, ValueError):
+        pass  # a read-only data folder, or a value JSON cannot hold (a TOML date): parsed again next time

@@ -124,7 +124,7 @@ app = typer.Typer(
     cls=MlprepGroup,
     name="mlprep",
     help="Practise the implementation side of ML interviews, offline: attempt an exercise, grade it, take hints.",
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish and PowerShell
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -224,7 +224,15 @@ def _exit(status: ExitStatus) -> None:
         raise typer.Exit(int(status))
 
 
-ExerciseId = Annotated[str, typer.Argument(metavar="ID", help="The exercise id (see `mlprep list`).", show_default=False)]
+def _complete_ids(incomplete: str) -> list[tuple[str, str]]:
+    """Shell completion of an exercise id: the bank's ids starting with what is typed, with their titles."""
+    try:
+        return [(e.id, e.title) for e in load_bank().exercises if e.id.startswith(incomplete)]
+    except MlprepError:
+        return []  # a broken bank completes nothing; the command itself will say why
+
+
+ExerciseId = Annotated[str, typer.Argument(metavar="ID", help="The exercise id (see `mlprep list`).", show_default=False, autocompletion=_complete_ids)]
 WorkspaceOption = Annotated[
     Path | None,
     typer.Option("--workspace", "-w", file_okay=False, help="Workspace folder [default: ~/mlprep, or $MLPREP_HOME/workspace].", show_default=False),
@@ -248,6 +256,7 @@ def list_exercises(
     topic: Annotated[str | None, typer.Option("--topic", help="Only exercises of this topic.")] = None,
     status: Annotated[ProgressStatus | None, typer.Option("--status", help="Only exercises with this status.", case_sensitive=False)] = None,
     kind: Annotated[Kind | None, typer.Option("--kind", help="Only exercises of this kind.", case_sensitive=False)] = None,
+    pack: Annotated[str | None, typer.Option("--pack", help="Only exercises of this pack (mlprep's own bank is 'mlprep').")] = None,
     as_json: JsonOption = False,
 ) -> None:
     """List the exercises with their status (todo, attempted, passed)."""
@@ -257,16 +266,18 @@ def list_exercises(
     for name, reason in bank.broken:
         _warn(f"exercise {name!r} is broken and left out: {reason}")
     _check_topic(bank, topic)
+    if pack is not None and pack not in bank.packs:
+        raise MlprepError(f"no pack {pack!r}; the packs in use: {', '.join(bank.packs)}")
     with Store.open_default() as store:
         statuses = store.statuses()
     rows = [
         e for e in bank.exercises
         if (topic is None or e.topic == topic) and (status is None or statuses.get(e.id, "todo") == status.value)
-        and (kind is None or e.kind == kind.value)
+        and (kind is None or e.kind == kind.value) and (pack is None or e.pack == pack)
     ]
     if as_json:
         _write_json([
-            {"id": e.id, "title": e.title, "kind": e.kind, "topic": e.topic, "difficulty": e.difficulty, "status": statuses.get(e.id, "todo")}
+            {"id": e.id, "title": e.title, "kind": e.kind, "topic": e.topic, "difficulty": e.difficulty, "status": statuses.get(e.id, "todo"), "pack": e.pack}
             for e in rows
         ])
         return
@@ -338,7 +349,9 @@ def attempt(
 
 @app.command()
 def watch(
-    exercise_id: Annotated[str | None, typer.Argument(metavar="ID", help="The exercise [default: the one you worked on last].", show_default=False)] = None,
+    exercise_id: Annotated[
+        str | None, typer.Argument(metavar="ID", help="The exercise [default: the one you worked on last].", show_default=False, autocompletion=_complete_ids)
+    ] = None,
     edit: EditOption = False,
     manual_run: ManualRunOption = False,
     workspace: WorkspaceOption = None,
@@ -546,13 +559,59 @@ def config(
     set_value(key, parse_value(key, value))
 
 
+def _parse_shard(value: str | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    try:
+        k, n = (int(part) for part in value.split("/"))
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not K/N (the K-th of N slices, e.g. 2/4)") from None
+    if not 1 <= k <= n:
+        raise typer.BadParameter(f"{value!r}: K must be between 1 and N")
+    return k, n
+
+
+def _submissions(exercise: Exercise, files: list[Path], folder: Path | None, shard: tuple[int, int] | None) -> list[Path]:
+    """The files to grade against one exercise: those named, then the folder's *.py (sorted), each
+    once; with a shard K/N, every N-th of them from the K-th on (the same slices on every machine)."""
+    paths = list(files)
+    if folder is not None:
+        if not folder.is_dir():
+            raise MlprepError(f"--dir: not a folder: {folder}")
+        paths += sorted(p for p in folder.glob("*.py") if not p.name.startswith("."))
+        if not paths:
+            raise MlprepError(f"--dir: no .py files in {folder}")
+    for path in paths:
+        if not path.exists():
+            raise _no_such_file(path)
+        if not path.is_file():
+            raise MlprepError(f"not a file: {path}")
+    unique = list({path.resolve(): path for path in paths}.values())
+    if shard is not None:
+        k, n = shard
+        unique = unique[k - 1::n]
+    return unique
+
+
 @app.command()
 def grade(
-    exercise_ids: Annotated[list[str] | None, typer.Argument(metavar="ID", help="Exercises to grade [default: every attempted one].", show_default=False)] = None,
-    file: Annotated[Path | None, typer.Option("--file", "-f", help="Grade this file against ONE exercise, without touching the workspace.", show_default=False)] = None,
+    exercise_ids: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="ID", help="Exercises to grade [default: every attempted one].", show_default=False, autocompletion=_complete_ids),
+    ] = None,
+    files: Annotated[
+        list[Path] | None,
+        typer.Option("--file", "-f", help="Grade this file against ONE exercise, without touching the workspace (repeat it for several).", show_default=False),
+    ] = None,
+    folder: Annotated[Path | None, typer.Option("--dir", help="Grade every .py file in this folder against ONE exercise.", show_default=False)] = None,
+    shard: Annotated[
+        str | None, typer.Option("--shard", help="Grade only the K-th of N slices of the files (K/N, e.g. 2/4): for CI jobs that share a cohort.",
+                                 show_default=False)
+    ] = None,
+    record: Annotated[bool, typer.Option("--record", help="Record the grades of --file/--dir files in your progress store too.")] = False,
     device: DeviceOption = Device.auto,
     as_json: JsonOption = False,
-    junit: Annotated[Path | None, typer.Option("--junit", help="Also write the results as JUnit XML to this path.", show_default=False)] = None,
+    junit: Annotated[Path | None, typer.Option("--junit", help="Also write the results as JUnit XML to this path (a testsuite per file).", show_default=False)] = None,
     timeout: Annotated[
         float | None,
         typer.Option("--timeout", callback=_positive, show_default=False,
@@ -566,24 +625,26 @@ def grade(
     ] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show everything: every check's message, every failure in full with its details.")] = False,
 ) -> None:
-    """Grade your attempts (or a file) and record the results. Exit 1 if anything did not pass,
-    3 if mlprep itself failed (never your code's fault)."""
+    """Grade your attempts (recorded in your progress), or files (--file, --dir: many at once, in
+    parallel, each in its own sandbox). Exit 1 if anything did not pass, 3 if mlprep itself failed
+    (never your code's fault)."""
     from mlprep.practice import attempt_location
     from mlprep.render import grade_line, render_grade
 
     bank = _bank()
     ids = list(dict.fromkeys(exercise_ids or []))
+    slices = _parse_shard(shard)
+    if slices is not None and not (files or folder):
+        raise MlprepError("--shard slices the files of --file/--dir: give them too")
     with Store.open_default() as store:
         targets: list[tuple[Exercise, Path, str]] = []
-        if file is not None:
+        if files or folder is not None:
             if len(ids) != 1:
-                raise MlprepError("--file grades one file against exactly one exercise: give one ID, e.g. `mlprep grade ID --file PATH`")
+                raise MlprepError("--file and --dir grade files against exactly one exercise: give one ID, e.g. `mlprep grade ID --file PATH`")
             exercise = bank.get(ids[0])
-            if not file.exists():
-                raise _no_such_file(file)
-            if not file.is_file():
-                raise MlprepError(f"not a file: {file}")
-            targets.append((exercise, file, "file"))
+            targets += [(exercise, path, "file") for path in _submissions(exercise, files or [], folder, slices)]
+            if not targets:
+                raise MlprepError(f"--shard {shard}: this slice holds none of the files")
         else:
             explicit = bool(ids)
             if not explicit:
@@ -609,25 +670,32 @@ def grade(
         from mlprep.engine import grade_file, require_device  # heavy: only `grade` pays for it
 
         require_device(device.value)
-
         console = _stdout()
+        # A batch: --dir, --shard or several --file; its --json is a list whatever the number of files.
+        batch = folder is not None or slices is not None or len(files or []) > 1
+        if batch:
+            graded = _grade_batch(targets, device.value, timeout, quiet=as_json)
+        else:
+            graded = []
+            for exercise, path, source in targets:
+                if source == "workspace":
+                    store.record_cli_practice(exercise.id)  # before the grade: the time up to it since the last event
+                graded.append(grade_file(exercise, path, device=device.value, timeout_s=timeout))
         results: "list[tuple[GradeResult, Path]]" = []
         extras: list[dict] = []  # per result: its diagnosis and repro scripts, for --json
-        for exercise, path, source in targets:
-            result = grade_file(exercise, path, device=device.value, timeout_s=timeout)
-            if source == "workspace" and not result.internal_error:
-                store.record_cli_practice(exercise.id)  # before the grade: the time up to it since the last event
-            store.record_grade(result, source=source, path=path)
+        for (exercise, path, source), result in zip(targets, graded):
+            if source == "workspace" or record:
+                store.record_grade(result, source=source, path=path)
             results.append((result, path))
             extra: dict = {}
-            if not as_json:
+            if not as_json and (not batch or verbose):
                 render_grade(console, result, path=str(path), verbose=verbose)
             if diagnose_mistake and not result.internal_error:
                 extra["diagnosis"] = _diagnose(store, exercise, result, device.value, None if as_json else console)
             if repro and not result.internal_error:
                 extra["repro"] = _write_repro(exercise, result, path, None if as_json else console)
             extras.append(extra)
-            if not as_json:
+            if not as_json and (not batch or verbose):
                 console.print()
             if result.internal_error:
                 _error(f"internal error while grading {exercise.id} (a defect in mlprep or its grader, not your code): {result.message}")
@@ -637,19 +705,38 @@ def grade(
         from mlprep.workspace import atomic_write
 
         try:
-            atomic_write(junit, to_junit([r for r, _ in results]))
+            atomic_write(junit, to_junit([r for r, _ in results], names=[f"{r.id} {p}" for r, p in results] if batch else None))
         except OSError as exc:
             raise MlprepError(f"cannot write the JUnit report {junit}: {exc.strerror or exc}") from None
     if as_json:
         objects = [{**r.to_dict(), "path": str(p), **extra} for (r, p), extra in zip(results, extras)]
-        _write_json(objects[0] if len(objects) == 1 else objects)
+        _write_json(objects if batch or len(objects) > 1 else objects[0])
     elif len(results) > 1:
-        for result, _ in results:
-            console.print(grade_line(result), no_wrap=True, overflow="ellipsis")
+        for result, path in results:
+            console.print(grade_line(result, path=str(path) if batch else None), no_wrap=True, overflow="ellipsis")
+        if batch:
+            passed = sum(r.passed for r, _ in results)
+            console.print(f"{passed} of {plural(len(results), 'file')} passed", style="bold", markup=False)
     if any(r.internal_error for r, _ in results):
         _exit(ExitStatus.INTERNAL)
     if not all(r.passed for r, _ in results):
         _exit(ExitStatus.FAILED)
+
+
+def _grade_batch(targets: list[tuple[Exercise, Path, str]], device: str, timeout: float | None, *, quiet: bool) -> "list[GradeResult]":
+    """Many files at once, in parallel over the cores (mlprep.engine.grade_files), with a progress bar on a terminal."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from mlprep.engine import grade_files
+
+    with Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"),
+                  console=_stderr(), transient=True, disable=quiet) as progress:
+        task = progress.add_task("", total=len(targets))
+
+        def done(path: Path, result: "GradeResult") -> None:
+            progress.update(task, advance=1, description=f"{path.name}: {result.status}")
+
+        return grade_files([(exercise, path) for exercise, path, _ in targets], device=device, timeout_s=timeout, on_result=done)
 
 
 def _diagnose(store: Store, exercise: Exercise, result: "GradeResult", device: str, console: "Console | None") -> dict:
@@ -834,19 +921,26 @@ def progress(
 
 @app.command()
 def selfcheck(
-    exercise_ids: Annotated[list[str] | None, typer.Argument(metavar="ID", help="Exercises to check [default: all].", show_default=False)] = None,
+    exercise_ids: Annotated[
+        list[str] | None, typer.Argument(metavar="ID", help="Exercises to check [default: all].", show_default=False, autocompletion=_complete_ids)
+    ] = None,
     as_json: JsonOption = False,
     device: DeviceOption = Device.auto,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="The full kill table of every exercise, not only of those with problems.")] = False,
     report_path: Annotated[
         Path | None, typer.Option("--report", help="Also write the report as JSON to this path, with every graded variant's full grade.", show_default=False)
     ] = None,
+    bank_path: Annotated[
+        Path | None, typer.Option("--bank", help="Check this bank folder only (an exercise pack's, say) instead of the banks in use.", show_default=False)
+    ] = None,
 ) -> None:
     """Prove the bank is consistent: each reference passes, each stub and known bug fails, each
     alternative passes; prints which check caught which bug. Exit 1 on any miss."""
     from mlprep.render import render_selfcheck
 
-    bank = _bank()
+    if bank_path is not None and not bank_path.is_dir():
+        raise MlprepError(f"--bank: no such folder: {bank_path}")
+    bank = load_bank(bank_path) if bank_path is not None else _bank()
     ids = list(dict.fromkeys(exercise_ids or []))
     for exercise_id in ids:
         bank.get(exercise_id)  # unknown ids fail fast, with a suggestion

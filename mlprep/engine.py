@@ -22,10 +22,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
@@ -131,6 +133,24 @@ class Budget:
         granted = max(0.0, min(seconds, self.remaining(), self.shrink_left_s))
         self.shrink_left_s -= granted
         return granted
+
+
+def grade_files(submissions: list[tuple[Exercise, Path]], *, device: str = "auto", timeout_s: float | None = None, jobs: int | None = None,
+                on_result: Callable[[Path, GradeResult], None] | None = None) -> list[GradeResult]:
+    """Grade many files in this process, in parallel over the cores: one judge, one warm fork server,
+    each submission still in a sandbox of its own with its own limits. Results in the given order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(submission: tuple[Exercise, Path]) -> GradeResult:
+        exercise, path = submission
+        result = grade_file(exercise, path, device=device, timeout_s=timeout_s)
+        if on_result is not None:
+            on_result(path, result)
+        return result
+
+    # Each grade mostly waits on its sandbox process, so threads keep every core busy (as the self-check does).
+    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+        return list(pool.map(one, submissions))
 
 
 def grade_file(exercise: Exercise, path: Path, *, device: str = "auto", timeout_s: float | None = None) -> GradeResult:

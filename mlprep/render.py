@@ -172,18 +172,24 @@ def failure_groups(checks: Sequence[CheckResult]) -> list[tuple[CheckResult, lis
     return [(group[0], [c.name for c in group]) for group in groups.values()]
 
 
-def failure_text(check: CheckResult, names: Sequence[str], *, details: bool, input_lines: int | None = None) -> Text:
-    """One failure in full: the checks' names, the message, the input it failed on (and, verbose, the
-    details). input_lines: at most this many lines of the input (its last ones: the call that fails)."""
+def failure_text(check: CheckResult, names: Sequence[str], *, details: bool, input_lines: int | None = None, width: int = 80) -> Text:
+    """One failure in full: the checks' names, the message, a picture of the series it attached (yours
+    vs expected, mlprep.charts), the input it failed on (and, verbose, the details). input_lines: at
+    most this many lines of the input (its last ones: the call that fails)."""
     text = Text()
     text.append(f"{check.status.upper()} ", style=STATUS_STYLES.get(check.status, ""))
     text.append(", ".join(names) if details or len(names) <= 3 else f"{len(names)} checks ({', '.join(names[:2])}, …)", style="bold")
     text.append("\n")
     text.append(inert(check.message) or "(no message)")
-    shown = [(key, value) for key, value in check.details.items() if value not in ("", None, [], {})] if details else []
+    shown = [(key, value) for key, value in check.details.items() if value not in ("", None, [], {}) and key != "series"] if details else []
     if shown:
         text.append("\n  ")
         text.append(inert("  ·  ".join(f"{key}: {_detail_value(value)}" for key, value in shown)), style="dim")
+    if isinstance(check.details.get("series"), dict):
+        from mlprep.charts import series_text
+
+        text.append("\n")
+        text.append_text(series_text(check.details["series"], width))
     if check.failing_input:
         label = "smallest failing input" if check.status == "fail" else "the input it was running"
         text.append(f"\n  {label}:\n", style="bold")
@@ -196,14 +202,14 @@ def failure_text(check: CheckResult, names: Sequence[str], *, details: bool, inp
     return text
 
 
-def failure_details(checks: Sequence[CheckResult]) -> Text:
+def failure_details(checks: Sequence[CheckResult], width: int = 80) -> Text:
     """Every failure in full with its details; checks that failed identically (a stub raising
     NotImplementedError everywhere) are shown once, under all their names."""
     text = Text()
     for number, (check, names) in enumerate(failure_groups(checks)):
         if number:
             text.append("\n")
-        text.append_text(failure_text(check, names, details=True))
+        text.append_text(failure_text(check, names, details=True, width=width))
     return text
 
 
@@ -221,7 +227,7 @@ def compact_grade(console: Console, result: GradeResult, *, path: str | None = N
     head = [] if loop else [grade_summary(result, path, headline_only=True)]
     used = sum(_lines(console, part) for part in [*head, *rows])
     groups = failure_groups(result.failed_checks())
-    if groups and used + 1 + _lines(console, failure_text(*groups[0], details=False)) > max_lines:
+    if groups and used + 1 + _lines(console, failure_text(*groups[0], details=False, width=console.width)) > max_lines:
         rows = compact_rows(result.checks, fold_passes=True)  # room for the first failure before a list of passes
         used = sum(_lines(console, part) for part in [*head, *rows])
     output: list[Text] = []
@@ -232,15 +238,15 @@ def compact_grade(console: Console, result: GradeResult, *, path: str | None = N
     used += sum(_lines(console, part) for part in output)
     failures: list[Text] = []
     for number, (check, names) in enumerate(groups):
-        block = failure_text(check, names, details=False)
+        block = failure_text(check, names, details=False, width=console.width)
         if not number and used + 1 + _lines(console, block) + (len(groups) > 1) > max_lines:
             # The first failure is always shown, its input cut to its last lines (the call) to fit.
-            without_input = _lines(console, failure_text(check, names, details=False, input_lines=0))
+            without_input = _lines(console, failure_text(check, names, details=False, input_lines=0, width=console.width))
             room = max_lines - used - 1 - without_input - (len(groups) > 1)
-            block = failure_text(check, names, details=False, input_lines=max(room // 2, 3))
+            block = failure_text(check, names, details=False, input_lines=max(room // 2, 3), width=console.width)
             while room >= 3 and _lines(console, block) > max_lines - used - 1 - (len(groups) > 1):
                 room -= 1
-                block = failure_text(check, names, details=False, input_lines=max(room // 2, 3))
+                block = failure_text(check, names, details=False, input_lines=max(room // 2, 3), width=console.width)
         needed = 1 + _lines(console, block)  # a blank line before it
         left = len(groups) - number - 1
         if number and (loop or used + needed + (1 if left else 0) > max_lines):
@@ -269,7 +275,7 @@ def render_grade(console: Console, result: GradeResult, *, path: str | None = No
             console.print(check_table(result.checks))
         failed = result.failed_checks()
         if failed:
-            console.print(failure_details(failed))
+            console.print(failure_details(failed, console.width))
         if result.output:
             head, left_out = output_head(result.output)
             title = "your code printed" + (f" (first {OUTPUT_HEAD_LINES} lines; {left_out} more)" if left_out else "")
@@ -300,11 +306,13 @@ def render_repro(console: Console, scripts: Any) -> None:
         console.print(Text(f"  no script for {check!r}: {why}", style="dim"), soft_wrap=True)
 
 
-def grade_line(result: GradeResult) -> Text:
-    """One line per exercise, for the end of a multi-exercise grade."""
+def grade_line(result: GradeResult, path: str | None = None) -> Text:
+    """One line per exercise (or per file, with its path), for the end of a grade of several."""
     text = Text()
     text.append(f"{result.status:<8}", style=STATUS_STYLES.get(result.status, ""))
     text.append(result.id, style="bold")
+    if path:
+        text.append(f"  {path}")
     if result.message:
         text.append(f"  {inert(_first_line(result.message))}")
     return text

@@ -164,19 +164,20 @@ def _xml_text(text: str) -> str:
     return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
-def to_junit(results: list[GradeResult]) -> str:
-    """JUnit XML: one testsuite per exercise, one testcase per check (fail -> failure, error/timeout -> error)."""
+def to_junit(results: list[GradeResult], names: list[str] | None = None) -> str:
+    """JUnit XML: one testsuite per result (named `names[i]`, else the exercise id: one per file of a
+    batch), one testcase per check (fail -> failure, error/timeout -> error)."""
     from xml.etree import ElementTree as ET  # only for --junit
 
     def element(parent: Any, tag: str, **attributes: str) -> Any:
         return ET.SubElement(parent, tag, {key: _xml_text(value) for key, value in attributes.items()})
 
     suites = ET.Element("testsuites")
-    for result in results:
+    for number, result in enumerate(results):
         suite = element(
             suites,
             "testsuite",
-            name=result.id,
+            name=names[number] if names else result.id,
             tests=str(len(result.checks)),
             failures=str(sum(c.status == "fail" for c in result.checks)),
             errors=str(sum(c.status in ("error", "timeout") for c in result.checks)),

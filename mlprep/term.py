@@ -45,6 +45,9 @@ def color_enabled(stream: TextIO) -> bool:
     return stream.isatty()
 
 
+SHRINK_KEEPS = 30  # characters of a table's shrinking column (list's titles) kept before optional columns are left out
+
+
 class Out:
     """Where a quick command writes: styles and cut lines only on a terminal."""
 
@@ -75,8 +78,10 @@ class Out:
         all_rows = [*rows, *([total] if total else [])]
         widths = [max([len(h), *(visible_len(r[i][0]) for r in all_rows)]) for i, h in enumerate(header)]
         keep = list(range(len(header)))
+        # The shrinking column gives up to all but SHRINK_KEEPS characters before an optional column goes.
+        give = max(widths[shrink] - max(len(header[shrink]), SHRINK_KEEPS), 0) if shrink is not None else 0
         for column in optional:
-            if sum(widths[i] for i in keep) + 2 * (len(keep) - 1) - self.width <= (widths[shrink] - len(header[shrink]) if shrink is not None else 0):
+            if sum(widths[i] for i in keep) + 2 * (len(keep) - 1) - self.width <= give:
                 break
             keep.remove(column)
         if len(keep) < len(header):

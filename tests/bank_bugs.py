@@ -33,6 +33,7 @@ BUGS = {
     "point-in-time": "row_itself_included",
     "cv-leakage": "fit_on_all_rows",
     "windows-checkpoint": "target_one_step_late",
+    "debug-denoiser": "validation_normalised_with_its_own_statistics",
     "deep-sets": "mean_over_pads",
     "xgb-missing": "lam_omitted",
     "adaboost": "missing_half",

@@ -146,7 +146,7 @@ def test_list_table_and_json() -> None:
     assert listed.exit_code == 0
     rows = json.loads(listed.stdout)
     assert [r["id"] for r in rows] == ["add-one", "reverse-words"]
-    assert rows[0] == {"id": "add-one", "title": "Add one", "kind": "code", "topic": "basics", "difficulty": "easy", "status": "todo"}
+    assert rows[0] == {"id": "add-one", "title": "Add one", "kind": "code", "topic": "basics", "difficulty": "easy", "status": "todo", "pack": "bank"}
 
 
 def test_list_filters_by_topic_and_status(mlprep_home: Path) -> None:
@@ -315,6 +315,9 @@ def test_grade_file_json_has_the_documented_keys(tmp_path: Path, cli_environment
     assert "hello from the learner" in graded["output"]
     assert not (mlprep_home / "workspace").exists()  # --file never touches the workspace
     with Store.open_default() as store:
+        assert store.grades() == []  # nor the progress store, unless asked
+    assert run("grade", "add-one", "--file", str(submission), "--record").exit_code == 0
+    with Store.open_default() as store:
         [record] = store.grades()
         assert (record.source, record.status, record.path) == ("file", "pass", str(submission))
         assert store.statuses() == {"add-one": "passed"}
@@ -327,6 +330,57 @@ def test_grade_table_shows_the_failure_details_and_the_learners_output(tmp_path:
     assert result.exit_code == ExitStatus.FAILED
     assert "FAIL" in result.stdout and "add_one(0)" in result.stdout  # the failing scenario
     assert "your code printed" in result.stdout and "debugging 0" in result.stdout
+
+
+def _cohort(folder: Path, cli_environment: Path) -> dict[str, str]:
+    """A course's folder of add-one submissions: correct ones and a hostile one among them."""
+    folder.mkdir()
+    files = {
+        "alice.py": reference_source(cli_environment, "add-one"),
+        "bob.py": "def add_one(x):\n    return x + 2\n",
+        "carol.py": "import os\nos._exit(7)  # leaves at import\n",
+        "dave.py": "def add_one(x):\n    raise SystemExit(0)  # leaves mid-check\n",
+        "erin.py": "def add_one(x):\n    print('x' * 10_000_000)\n    return x + 1\n",
+        "frank.py": "def add_one(x):\n    return 1 + x\n",
+    }
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    (folder / "notes.txt").write_text("not a submission")
+    return {"alice.py": "pass", "bob.py": "fail", "carol.py": "error", "dave.py": "error", "erin.py": "fail", "frank.py": "pass"}
+
+
+def test_batch_grading_gives_every_file_its_own_verdict(tmp_path: Path, cli_environment: Path) -> None:
+    expected = _cohort(tmp_path / "cohort", cli_environment)
+    result = run("grade", "add-one", "--dir", str(tmp_path / "cohort"), "--json", "--junit", str(tmp_path / "junit.xml"))
+    assert result.exit_code == ExitStatus.FAILED, result.output
+    graded = json.loads(result.stdout)
+    assert {Path(g["path"]).name: g["status"] for g in graded} == expected
+    assert [Path(g["path"]).name for g in graded] == sorted(expected)  # in the folder's sorted order
+    suites = ET.parse(tmp_path / "junit.xml").getroot().findall("testsuite")
+    assert [s.get("name") for s in suites] == [f"add-one {tmp_path / 'cohort' / name}" for name in sorted(expected)]
+    with Store.open_default() as store:
+        assert store.grades() == []  # files are not the learner's attempts: nothing recorded unless asked
+    plain = run("grade", "add-one", "--file", str(tmp_path / "cohort" / "alice.py"), "--file", str(tmp_path / "cohort" / "bob.py"), "--record")
+    assert plain.exit_code == ExitStatus.FAILED
+    assert re.search(r"^pass +add-one +\S+alice\.py +all 4 checks passed", plain.stdout, re.M), plain.stdout
+    assert "1 of 2 files passed" in plain.stdout
+    with Store.open_default() as store:
+        assert sorted((Path(g.path).name, g.source) for g in store.grades()) == [("alice.py", "file"), ("bob.py", "file")]
+
+
+def test_shards_split_the_files_into_slices_that_cover_them_once(tmp_path: Path, cli_environment: Path) -> None:
+    expected = _cohort(tmp_path / "cohort", cli_environment)
+    seen = []
+    for k in (1, 2, 3, 4):
+        result = run("grade", "add-one", "--dir", str(tmp_path / "cohort"), "--shard", f"{k}/4", "--json")
+        seen.append([Path(g["path"]).name for g in json.loads(result.stdout)])
+    assert sorted(name for part in seen for name in part) == sorted(expected)
+    assert seen == [sorted(expected)[k::4] for k in range(4)]  # the same slices on every machine
+    again = run("grade", "add-one", "--dir", str(tmp_path / "cohort"), "--shard", "2/4", "--json")
+    assert [Path(g["path"]).name for g in json.loads(again.stdout)] == seen[1]
+    for bad in ("0/4", "5/4", "two"):
+        assert run("grade", "add-one", "--dir", str(tmp_path / "cohort"), "--shard", bad).exit_code == ExitStatus.USAGE
+    assert "--shard slices the files" in run("grade", "add-one", "--shard", "1/2").stderr
 
 
 def test_grade_file_errors(tmp_path: Path) -> None:
@@ -387,7 +441,7 @@ def test_an_internal_grading_error_is_mlpreps_fault_not_the_learners(tmp_path: P
     broken = GradeResult("add-one", "error", "the grader raised KeyError: 'x'", [CheckResult("small integers", "error", "grader defect")], internal_error=True)
     _fake_engine(monkeypatch, broken)
     (tmp_path / "f.py").write_text("")
-    result = run("grade", "add-one", "--file", str(tmp_path / "f.py"))
+    result = run("grade", "add-one", "--file", str(tmp_path / "f.py"), "--record")
     assert result.exit_code == ExitStatus.INTERNAL
     assert "not your code" in result.stderr and "KeyError" in result.stderr
     assert "not a verdict on your code" in result.stdout
@@ -732,3 +786,31 @@ def test_interview_and_watch_usage_errors() -> None:
     assert minutes.exit_code == ExitStatus.USAGE and "must be more than 0" in minutes.stderr
     unknown = run("watch", "add-on")
     assert unknown.exit_code == ExitStatus.USAGE and "did you mean 'add-one'" in unknown.stderr
+
+
+# -- shell completion ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("shell", "marker"), [("bash", "complete -o default -F _mlprep_completion mlprep"), ("zsh", "#compdef mlprep"),
+                                               ("fish", "complete --command mlprep")])
+def test_completion_scripts_for_bash_zsh_and_fish(shell: str, marker: str, cli_environment: Path) -> None:
+    env = {**os.environ, "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1", "PYTHONPATH": str(REPO), "MLPREP_BANK": str(cli_environment)}
+    done = subprocess.run([sys.executable, "-m", "mlprep", "--show-completion", shell], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert marker in done.stdout and "_MLPREP_COMPLETE" in done.stdout
+
+
+def test_completion_offers_the_banks_exercise_ids(cli_environment: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "MLPREP_BANK": str(cli_environment), "MLPREP_HOME": str(tmp_path)}
+    bash = subprocess.run([sys.executable, "-m", "mlprep"], capture_output=True, text=True, timeout=60,
+                          env={**env, "_MLPREP_COMPLETE": "complete_bash", "COMP_WORDS": "mlprep attempt re", "COMP_CWORD": "2"})
+    assert bash.stdout.split() == ["reverse-words"]
+    every = subprocess.run([sys.executable, "-m", "mlprep"], capture_output=True, text=True, timeout=60,
+                           env={**env, "_MLPREP_COMPLETE": "complete_bash", "COMP_WORDS": "mlprep grade ", "COMP_CWORD": "2"})
+    assert every.stdout.split() == ["add-one", "reverse-words"]
+    zsh = subprocess.run([sys.executable, "-m", "mlprep"], capture_output=True, text=True, timeout=60,
+                         env={**env, "_MLPREP_COMPLETE": "complete_zsh", "_TYPER_COMPLETE_ARGS": "mlprep show ad"})
+    assert '"add-one":"Add one"' in zsh.stdout  # with the title as the description
+    options = subprocess.run([sys.executable, "-m", "mlprep"], capture_output=True, text=True, timeout=60,
+                             env={**env, "_MLPREP_COMPLETE": "complete_bash", "COMP_WORDS": "mlprep grade --de", "COMP_CWORD": "2"})
+    assert options.stdout.split() == ["--device"]

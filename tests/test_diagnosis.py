@@ -167,6 +167,14 @@ EXPECTED = {
     "windows_checkpoint__non_atomic_write": "non_atomic_write",
     "windows_checkpoint__rng_not_saved": "rng_not_saved",
     "windows_checkpoint__optimizer_not_saved": "optimizer_not_saved",
+    "debug_denoiser__loss_against_noisy_input": "loss_against_noisy_input",
+    "debug_denoiser__no_zero_grad": "no_zero_grad",
+    "debug_denoiser__evaluate_with_dropout_on": "evaluate_with_dropout_on",
+    "debug_denoiser__validation_normalised_with_its_own_statistics": "validation_normalised_with_its_own_statistics",
+    "debug_denoiser__train_mode_not_restored": "train_mode_not_restored",
+    "debug_denoiser__step_before_backward": "step_before_backward",
+    # With Adam, zero_grad between backward and step moves no parameter at all: what stepping before backward does.
+    "debug_denoiser__zero_grad_between_backward_and_step": "step_before_backward",
 }
 
 

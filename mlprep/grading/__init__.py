@@ -40,13 +40,14 @@ import numpy as np
 
 from mlprep.grading._repro import Call, Described, complete, literal
 from mlprep.grading._wire import Opaque, decode, encode, origin_device
+from mlprep.results import MAX_DETAIL_ITEMS, jsonable
 
 __all__ = [
     "check", "scenario", "CheckFailed", "fail", "reported_message", "Opaque", "Submission", "Context", "Call", "literal", "on_input", "shrink_on_failure",
     "assert_close", "assert_equal", "assert_finite", "assert_shape", "assert_dtype", "assert_returns_like", "assert_keeps_precision",
     "tolerance_for", "expect_sequence", "as_float", "inputs_unchanged", "invariance_probe", "gradcheck_float64", "value_and_grad",
     "peak_traced_memory", "time_ratio", "growth_check", "Growth", "measure_peak_memory", "PeakMemory", "origin_device", "GraderDefect",
-    "logsumexp", "log_softmax", "inputs_from_code",
+    "logsumexp", "log_softmax", "inputs_from_code", "Series", "series_on_failure",
 ]
 
 # torch.testing.assert_close's defaults, per dtype: (rtol, atol).
@@ -102,13 +103,16 @@ class CheckFailed(Exception):
 
     `explain()` is a hint that costs more work (a control call in the sandbox, known mistakes
     recomputed): it runs once, for the failure the check finally reports, after shrinking has chosen
-    it, and its sentence follows the message (see `reported_message`). `notes` follow that."""
+    it, and its sentence follows the message (see `reported_message`). `notes` follow that.
+    `series`, a Series, is a picture of what went wrong, kept in details["series"] as plain data."""
 
     def __init__(self, message: str, details: dict[str, Any] | None = None, failing_input: Call | None = None,
-                 explain: Callable[[], str] | None = None):
+                 explain: Callable[[], str] | None = None, series: Series | None = None):
         super().__init__(message)
         self.message = message
         self.details = details or {}
+        if series is not None:
+            self.details = {**self.details, "series": series.as_details()}
         self.failing_input = failing_input
         self.explain = explain
         self.notes: list[str] = []
@@ -118,8 +122,9 @@ class GraderDefect(Exception):
     """The grader or the reference is wrong: reported as mlprep's fault, never the learner's."""
 
 
-def fail(message: str, *, failing_input: Call | None = None, explain: Callable[[], str] | None = None, **details: Any) -> NoReturn:
-    raise CheckFailed(message, details, failing_input, explain)
+def fail(message: str, *, failing_input: Call | None = None, explain: Callable[[], str] | None = None, series: Series | None = None,
+         **details: Any) -> NoReturn:
+    raise CheckFailed(message, details, failing_input, explain, series)
 
 
 def reported_message(failure: CheckFailed) -> str:
@@ -146,6 +151,79 @@ def on_input(call: Call) -> Iterator[None]:
     except CheckFailed as failure:
         if failure.failing_input is None:
             failure.failing_input = call
+        raise
+
+
+MAX_SERIES_POINTS = MAX_DETAIL_ITEMS  # longer lists in details are cut: a series is downsampled to fit instead
+
+
+@dataclass(frozen=True)
+class Series:
+    """A small series a failure carries, which the terminal draws as one sparkline per line on a
+    shared scale (mlprep.charts), the first point where the lines differ marked:
+
+        fail(message, series=Series("loss scale per step", {"yours": got, "expected": want}, log_scale=True))
+
+    `lines` maps names to sequences of numbers (floats, NumPy or 0-d torch values; None, or anything
+    that is not a number, where a line has no point), the learner's line first; the lines may differ
+    in length. `x` holds the points' x values (default 0, 1, 2, ...), named by `x_label`. In the
+    check's details (key "series") it is plain JSON data: title, x_label, log_scale, x, lines (inf and
+    NaN as "inf", "-inf", "NaN"), and at most MAX_SERIES_POINTS points: a longer series is downsampled
+    evenly, keeping its last point and the first point where the lines differ, and says so in "note"."""
+
+    title: str
+    lines: dict[str, Sequence[Any]]
+    x_label: str = "step"
+    x: Sequence[Any] | None = None
+    log_scale: bool = False
+
+    def as_details(self) -> dict[str, Any]:
+        n = max((len(values) for values in self.lines.values()), default=0)
+        lines = {str(name): [_series_point(v) for v in values] + [None] * (n - len(values)) for name, values in self.lines.items()}
+        x = list(range(n)) if self.x is None else [_series_point(v) for v in self.x]
+        if len(x) < n:
+            raise GraderDefect(f"series {self.title!r}: {len(x)} x values for {n} points")
+        x = x[:n]
+        keep, note = list(range(n)), ""
+        if n > MAX_SERIES_POINTS:
+            picks = {round(i * (n - 1) / (MAX_SERIES_POINTS - 1)) for i in range(MAX_SERIES_POINTS)}
+            first = next((i for i, points in enumerate(zip(*lines.values())) if len(set(points)) > 1), None)
+            if first is not None and first not in picks:
+                picks.remove(min(picks - {0, n - 1}, key=lambda i: abs(i - first)))
+                picks.add(first)
+            keep = sorted(picks)
+            note = f"downsampled from {n} to {len(keep)} points" + (f", the first difference ({self.x_label} {x[first]}) kept" if first is not None else "")
+        details = {"title": str(self.title), "x_label": str(self.x_label), "log_scale": bool(self.log_scale), "x": [x[i] for i in keep],
+                   "lines": {name: [values[i] for i in keep] for name, values in lines.items()}}
+        return {**details, "note": note} if note else details
+
+
+def _series_point(value: Any) -> Any:
+    """One point as JSON data: a number (inf and NaN as strings), or None where there is none."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, int, np.integer)):
+        return int(value)
+    try:
+        number = float(value)
+    except (TypeError, ValueError, RuntimeError):  # RuntimeError: a tensor of more than one element
+        return None
+    return jsonable(number)
+
+
+@contextlib.contextmanager
+def series_on_failure(make: Callable[[], Series | None]) -> Iterator[None]:
+    """A check that fails inside this block carries the series `make()` returns, unless the failure
+    already carries one: the way to picture failures raised by the toolkit's assertions (assert_close,
+    as_float...) while a check walks a trajectory. `make` runs only on a failure; it returns None when
+    it has nothing to show (a record too malformed to draw), and must not raise."""
+    try:
+        yield
+    except CheckFailed as failure:
+        if "series" not in failure.details:
+            series = make()
+            if series is not None:
+                failure.details = {**failure.details, "series": series.as_details()}
         raise
 
 

@@ -1,0 +1,500 @@
+"""Checks for `debug-denoiser`: the fixed training script, judged by what it does, never by its text.
+
+Models, optimizers and data cannot cross the sandbox boundary, so every training check is one
+scenario: it builds the data with the script's own recipe (`signals`, the stub's make_signals),
+normalised with the training inputs' statistics by the grader (so that a wrong normalise() shows in
+its own check and nowhere else), seeds torch, builds the learner's model, calls the learner's
+train(), and returns plain data: the trained model's outputs (eval mode, no gradients), whose MSE the
+judge computes in float64 against the targets it builds itself; as evidence for the hints, how far
+the parameters moved, how far the output is from the noisy input, and the size of what p.grad holds
+at the end against one fresh gradient; for the mode checks, model.training at every forward pass
+that a backward went through (a forward hook that hangs a tensor hook on the output).
+
+Bounds (measured over ten data and model seeds on the CPU, for the reference, the alternatives and
+every bug variant): the validation MSE after 25 epochs is 0.048-0.060 for correct code and 0.168 or
+more for every bug of the loss or of the zero_grad / backward / step order (bound 0.1); one batch of
+32 signals is overfit to 0.0007-0.0043 in 300 steps, 0.186 or more with such a bug (bound 0.02).
+The noisy input itself scores about 0.25 against the clean target.
+
+Hints follow the evidence: the trained model's output close to its noisy input (the loss compares
+with the input), parameters that never moved (step() saw no gradient), p.grad many times one
+gradient at the end (gradients piled up: zero_grad missing), the step at which training switched to
+eval mode (right after the first evaluate()), a validation curve equal to the training split's or
+the noisy input's MSE, normalised values equal to those of the validation split's own statistics.
+"""
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from mlprep.grading import Call, CheckFailed, as_float, assert_close, assert_returns_like, check, expect_sequence, fail, inputs_unchanged, scenario
+
+DEVICES = ("cpu", "cuda")
+LENGTH = 32
+VAL_BOUND = 0.1  # validation MSE after the seeded run (correct code: about 0.05; the noisy input itself: about 0.25)
+OVERFIT_BOUND = 0.02  # MSE on the one batch after OVERFIT_STEPS steps (correct code: about 0.001)
+OVERFIT_STEPS = 300
+RUN = {"n_train": 1024, "n_val": 256, "seed": 11, "epochs": 25, "lr": 2e-3, "batch_size": 32}
+OVERFIT = {"n": 32, "seed": 21, "epochs": OVERFIT_STEPS, "lr": 2e-3, "batch_size": 32}
+SMALL = {"n_train": 96, "n_val": 32, "seed": 31, "epochs": 3, "lr": 2e-3, "batch_size": 32}  # 3 steps per epoch
+HISTORY_RTOL, HISTORY_ATOL = 1e-4, 1e-6  # another summation order (batched evaluation) of the same float32 MSE
+NORMALISE_RTOL, NORMALISE_ATOL = 1e-4, 1e-5
+PILED_UP = 20.0  # p.grad at the end this many times one gradient's size: gradients were never cleared
+
+
+def signals(n, seed):
+    """The script's make_signals (the stub's recipe), on the CPU: (noisy, clean), float32 (n, 32)."""
+    g = torch.Generator().manual_seed(seed)
+    t = torch.arange(LENGTH, dtype=torch.float32) / LENGTH
+    cycles = torch.randint(1, 4, (n, 2, 1), generator=g).float()
+    phase = 2 * torch.pi * torch.rand(n, 2, 1, generator=g)
+    amplitude = 0.5 + torch.rand(n, 2, 1, generator=g)
+    clean = 2.0 + (amplitude * torch.sin(2 * torch.pi * cycles * t + phase)).sum(dim=1)
+    noisy = clean + 0.6 * torch.randn(n, LENGTH, generator=g)
+    return noisy, clean
+
+
+def normalised(n_train, n_val, seed, device):
+    """(x_train, y_train, x_val, y_val) on device, scaled by the training inputs' mean and std."""
+    (noisy, clean), (noisy_val, clean_val) = signals(n_train, seed), signals(n_val, seed + 1)
+    mean, std = noisy.mean(), noisy.std()
+    return tuple(((t - mean) / std).to(device) for t in (noisy, clean, noisy_val, clean_val))
+
+
+# ---------------------------------------------------------------------------------------------
+# The failing inputs as code (the learner's names, torch and numpy in scope)
+# ---------------------------------------------------------------------------------------------
+def _dev(device):
+    return "" if device == "cpu" else f', device="{device}"'
+
+
+def data_code(spec, device):
+    n_train, n_val, seed = spec["n_train"], spec["n_val"], spec["seed"]
+    return [f"noisy, clean = make_signals({n_train}, seed={seed}{_dev(device)})",
+            f"noisy_val, clean_val = make_signals({n_val}, seed={seed + 1}{_dev(device)})",
+            "mean, std = noisy.mean(), noisy.std()  # the training inputs' statistics",
+            "data = tuple((t - mean) / std for t in (noisy, clean, noisy_val, clean_val))"]
+
+
+def model_code(device):
+    return ["torch.manual_seed(0)", "model = build_model()" + ("" if device == "cpu" else f'.to("{device}")')]
+
+
+def train_call(spec, data="data"):
+    return f"history = train(model, {data}, epochs={spec['epochs']}, lr={spec['lr']!r}, batch_size={spec['batch_size']}, seed=0)"
+
+
+MEASURE = ["model.eval()", "with torch.no_grad():", "    val_mse = torch.nn.functional.mse_loss(model(data[2]), data[3]).item()",
+           "val_mse  # the validation MSE against the clean targets, dropout off"]
+MODE_HOOK = ["modes = []  # model.training at each forward pass that a backward() went through",
+             "def record(module, inputs, out):",
+             "    if out.requires_grad:",
+             "        out.register_hook(lambda grad, training=module.training: modes.append(training))",
+             "model.register_forward_hook(record)"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Scenarios (in the sandbox on the learner's module; plain data back)
+# ---------------------------------------------------------------------------------------------
+def _model(module, device):
+    torch.manual_seed(0)
+    model = module.build_model()
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"build_model() returned {type(model).__name__}, expected an nn.Module")
+    return model.to(device)
+
+
+def _eval_output(model, x):
+    """model(x) with dropout off, on the CPU: the judge computes the MSE from it against its own targets."""
+    was = model.training
+    model.eval()
+    with torch.no_grad():
+        out = model(x).detach().cpu()
+    model.train(was)
+    return out
+
+
+def _eval_mse(model, x, y):
+    was = model.training
+    model.eval()
+    with torch.no_grad():
+        value = F.mse_loss(model(x), y).item()
+    model.train(was)
+    return value
+
+
+def _evidence(model, x, y, before):
+    """What a failed run shows: how far the parameters moved, the output's distance to its noisy input,
+    and p.grad's size at the end against one fresh gradient (eval mode) on the same data."""
+    params = list(model.parameters())
+    moved = max((float((p.detach() - b).abs().max()) for p, b in zip(params, before)), default=0.0)
+    params = [p for p in params if p.requires_grad]
+    with torch.no_grad():
+        model.eval()
+        out = model(x)
+        to_input, to_target = F.mse_loss(out, x).item(), F.mse_loss(out, y).item()
+    left = [p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p) for p in params]
+    fresh = torch.autograd.grad(F.mse_loss(model(x), y), params, allow_unused=True)
+    norm = lambda gs: math.sqrt(sum(float((g.double() ** 2).sum()) for g in gs if g is not None))
+    return {"moved": moved, "to_input": to_input, "to_target": to_target, "grad_left": norm(left), "grad_fresh": norm(fresh)}
+
+
+@scenario(repro=lambda interface, spec, device: Call.code("\n".join(data_code(spec, device) + model_code(device) + [train_call(spec)] + MEASURE)))
+def validation_run(module, spec, device):
+    """Scenario: the seeded training run; the validation MSE of the trained model (eval mode) and the evidence."""
+    data = normalised(spec["n_train"], spec["n_val"], spec["seed"], device)
+    model = _model(module, device)
+    before = [p.detach().clone() for p in model.parameters()]
+    module.train(model, data, epochs=spec["epochs"], lr=spec["lr"], batch_size=spec["batch_size"], seed=0)
+    return {"val_out": _eval_output(model, data[2]), **_evidence(model, data[0], data[1], before)}
+
+
+def _overfit_code(spec, device):
+    return [f"noisy, clean = make_signals({spec['n']}, seed={spec['seed']}{_dev(device)})",
+            "mean, std = noisy.mean(), noisy.std()",
+            "x, y = (noisy - mean) / std, (clean - mean) / std  # one batch",
+            *model_code(device), train_call(spec, data="(x, y, x, y)"),
+            "model.eval()", "with torch.no_grad():", "    batch_mse = torch.nn.functional.mse_loss(model(x), y).item()",
+            "batch_mse  # the MSE on the batch it was trained on, dropout off"]
+
+
+@scenario(repro=lambda interface, spec, device: Call.code("\n".join(_overfit_code(spec, device))))
+def overfit_run(module, spec, device):
+    """Scenario: train on one batch (it is the validation split too); its MSE (eval mode) and the evidence."""
+    x, y, _, _ = normalised(spec["n"], 1, spec["seed"], device)
+    x, y = x.contiguous(), y.contiguous()
+    model = _model(module, device)
+    before = [p.detach().clone() for p in model.parameters()]
+    module.train(model, (x, y, x.clone(), y.clone()), epochs=spec["epochs"], lr=spec["lr"], batch_size=spec["batch_size"], seed=0)
+    return {"batch_out": _eval_output(model, x), **_evidence(model, x, y, before)}
+
+
+MOVED_CODE = ["before = [p.detach().clone() for p in model.parameters()]"]
+MOVED_SHOW = "max((p.detach() - b).abs().max().item() for p, b in zip(model.parameters(), before))  # the largest change of any parameter"
+
+
+@scenario(repro=lambda interface, spec, device: Call.code("\n".join(
+    data_code(spec, device) + model_code(device) + MOVED_CODE + [train_call({**spec, "epochs": 1}), MOVED_SHOW])))
+def one_epoch_run(module, spec, device):
+    """Scenario: one epoch (3 steps); how far the parameters moved."""
+    data = normalised(spec["n_train"], spec["n_val"], spec["seed"], device)
+    model = _model(module, device)
+    before = [p.detach().clone() for p in model.parameters()]
+    module.train(model, data, epochs=1, lr=spec["lr"], batch_size=spec["batch_size"], seed=0)
+    return {"moved": max(float((p.detach() - b).abs().max()) for p, b in zip(model.parameters(), before))}
+
+
+def _mode_code(spec, device, handed_in_eval):
+    return "\n".join(data_code(spec, device) + model_code(device) + MODE_HOOK + (["model.eval()  # as an earlier evaluate() leaves it"] if handed_in_eval else [])
+                     + [train_call(spec), "modes  # True: train mode (dropout on)"])
+
+
+@scenario(repro=lambda interface, spec, device, handed_in_eval: Call.code(_mode_code(spec, device, handed_in_eval)))
+def mode_run(module, spec, device, handed_in_eval):
+    """Scenario: model.training at every forward pass that a backward went through, in order."""
+    data = normalised(spec["n_train"], spec["n_val"], spec["seed"], device)
+    model = _model(module, device)
+    modes = []
+
+    def record(mod, inputs, out):
+        if isinstance(out, torch.Tensor) and out.requires_grad:
+            training = mod.training
+            out.register_hook(lambda grad: modes.append(training))
+
+    model.register_forward_hook(record)
+    if handed_in_eval:
+        model.eval()
+    module.train(model, data, epochs=spec["epochs"], lr=spec["lr"], batch_size=spec["batch_size"], seed=0)
+    return modes
+
+
+@scenario(repro=lambda interface, spec, device: Call.code("\n".join(
+    data_code(spec, device) + model_code(device) + [train_call(spec), "history"])))
+def history_run(module, spec, device):
+    """Scenario: train's history, and the trained model's MSE on each split (eval mode) for comparison."""
+    data = normalised(spec["n_train"], spec["n_val"], spec["seed"], device)
+    model = _model(module, device)
+    history = _plain(module.train(model, data, epochs=spec["epochs"], lr=spec["lr"], batch_size=spec["batch_size"], seed=0))
+    with torch.no_grad():
+        model.eval()
+        vs_noisy = F.mse_loss(model(data[2]), data[2]).item()
+    found = {"history": history, "val_out": _eval_output(model, data[2]), "train_mse": _eval_mse(model, data[0], data[1]), "vs_noisy": vs_noisy}
+    model.train()  # for the evidence only: does evaluate() give the same value twice on this model?
+    found["evaluate_twice"] = _plain([module.evaluate(model, data[2], data[3]) for _ in range(2)])
+    return found
+
+
+def _plain(value):
+    """The learner's history as plain data: tensors detached, on the CPU; lists and tuples as lists."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+EVAL_MODEL_CODE = ["g = torch.Generator().manual_seed(5)",
+                   "model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Dropout(0.5), torch.nn.Linear(64, 32))",
+                   "with torch.no_grad():",
+                   "    for p in model.parameters():",
+                   "        p.copy_(0.3 * torch.randn(p.shape, generator=g))"]
+
+
+def eval_model(device):
+    """The grader's own model with dropout (0.5): evaluate() must switch it off."""
+    g = torch.Generator().manual_seed(5)
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Dropout(0.5), torch.nn.Linear(64, 32))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(0.3 * torch.randn(p.shape, generator=g))
+    return model.to(device)
+
+
+@scenario(repro=lambda interface, spec, device: Call.code("\n".join(
+    EVAL_MODEL_CODE + ([f'model = model.to("{device}")'] if device != "cpu" else []) + data_code(spec, device)
+    + ["evaluate(model, data[2], data[3]), evaluate(model, data[2], data[3])  # two calls"])))
+def evaluate_twice(module, spec, device):
+    """Scenario: evaluate() twice on the grader's dropout model (handed in train mode), and the true dropout-off MSE."""
+    data = normalised(spec["n_train"], spec["n_val"], spec["seed"], device)
+    model = eval_model(device)
+    first = module.evaluate(model, data[2], data[3])
+    model.train()
+    second = module.evaluate(model, data[2], data[3])
+    return {"calls": [first, second]}
+
+
+# ---------------------------------------------------------------------------------------------
+# Judging
+# ---------------------------------------------------------------------------------------------
+def _record(got, keys, what):
+    if not isinstance(got, dict) or not all(k in got for k in keys):
+        fail(f"{what}: the scenario's record came back malformed ({type(got).__name__})")
+    return got
+
+
+def _mse(out, target, what):
+    """The MSE of the model's output (returned by the scenario) against the grader's own targets, here, in float64."""
+    if not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(target.shape):
+        fail(f"{what}: the model's output for inputs of shape {tuple(target.shape)} should have that shape too, got"
+             f" {tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__}")
+    return float(((out.double() - target.double()) ** 2).mean())
+
+
+def _training_evidence(got):
+    """(what the failed run shows, as the diagnosis compares it, or None; the hint it gives, or "")."""
+    if got["moved"] == 0.0:
+        return "the parameters never moved", (
+            "No parameter changed at all during training: optimizer.step() never saw a gradient. The order per step is zero_grad(),"
+            " forward, loss, backward(), step(): a step() before backward() (or a zero_grad() between them) steps on zeros.")
+    if got["to_input"] < 0.5 * got["to_target"]:
+        return "the output copies the noisy input", (
+            f"The trained model's output is close to its noisy input (MSE {got['to_input']:.3g} to the input, {got['to_target']:.3g} to the"
+            " clean target): it learned to copy its input. Does the loss compare the output with the clean target y_train, not with the"
+            " noisy input x_train?")
+    if got["grad_fresh"] > 0 and got["grad_left"] > PILED_UP * got["grad_fresh"]:
+        return None, (
+            f"After training, p.grad held {got['grad_left'] / got['grad_fresh']:,.0f} times the size of one gradient on this data: the"
+            " gradients piled up over the steps instead of being cleared. backward() adds into p.grad; call optimizer.zero_grad() before"
+            " each backward().")
+    return None, ""
+
+
+def _fail_training(message, got, value, what):
+    # A cause the evidence shows is what the diagnosis compares; otherwise the value itself (within 2%).
+    shown, hint = _training_evidence(got)
+    fail(f"{message} {hint}".strip(), what=what, got=shown or f"{value:.6g}", rtol=0.02, atol=0.0, first_index="")
+
+
+@check("after the seeded training run the validation MSE is below 0.1", devices=DEVICES)
+def validation_loss(sub, ctx):
+    got = _record(sub.run(validation_run, RUN, ctx.device), ("val_out", "moved"), "train()")
+    _, _, x_val, y_val = normalised(RUN["n_train"], RUN["n_val"], RUN["seed"], "cpu")
+    value, noisy_mse = _mse(got["val_out"], y_val, "build_model()"), _mse(x_val, y_val, "")
+    if not value < VAL_BOUND:
+        _fail_training(f"Validation MSE after train(model, data, epochs={RUN['epochs']}, lr={RUN['lr']:g}, batch_size={RUN['batch_size']},"
+                       f" seed=0) on {RUN['n_train']} training and {RUN['n_val']} validation signals ({ctx.device}): {value:.4g}, measured by"
+                       f" the grader in eval mode against the clean targets; the bound is {VAL_BOUND:g} (correct code reaches about 0.05;"
+                       f" the noisy input itself scores {noisy_mse:.3g}).", got, value, "validation MSE after training")
+
+
+@check("one batch of 32 signals can be overfit: MSE below 0.02 after 300 steps", devices=DEVICES)
+def overfit_one_batch(sub, ctx):
+    got = _record(sub.run(overfit_run, OVERFIT, ctx.device), ("batch_out", "moved"), "train()")
+    x, y, _, _ = normalised(OVERFIT["n"], 1, OVERFIT["seed"], "cpu")
+    value, noisy_mse = _mse(got["batch_out"], y, "build_model()"), _mse(x, y, "")
+    if not value < OVERFIT_BOUND:
+        _fail_training(f"train() on one batch of {OVERFIT['n']} signals (training and validation split alike) for {OVERFIT['epochs']} epochs"
+                       f" of one step ({ctx.device}): its MSE against the clean targets is {value:.4g} (eval mode), the bound is"
+                       f" {OVERFIT_BOUND:g}; correct code memorises the batch to about 0.003 (the noisy input scores {noisy_mse:.3g})."
+                       " A model that cannot fit one batch has a bug in the loop, not in the data or the model's size.", got, value,
+                       "MSE on the overfit batch")
+
+
+@check("every training step moves the parameters", devices=DEVICES)
+def parameters_move(sub, ctx):
+    got = _record(sub.run(one_epoch_run, SMALL, ctx.device), ("moved",), "train()")
+    if not got["moved"] > 0:
+        steps = SMALL["n_train"] // SMALL["batch_size"]
+        fail(f"train(model, data, epochs=1, batch_size={SMALL['batch_size']}) on {SMALL['n_train']} signals ({steps} steps, {ctx.device}) left"
+             " every parameter exactly as build_model() made it: the optimizer stepped with zero gradients. Per step the order is"
+             " optimizer.zero_grad(), the forward pass and the loss, loss.backward(), optimizer.step(): step() right after zero_grad()"
+             " (before backward) or a zero_grad() between backward() and step() steps on nothing.",
+             what="largest parameter change in one epoch", got=f"{got['moved']:.6g}", first_index="")
+
+
+def _judge_modes(modes, spec, device, handed_in_eval):
+    steps_per_epoch = -(-spec["n_train"] // spec["batch_size"])
+    total = steps_per_epoch * spec["epochs"]
+    where = (f"train(model, data, epochs={spec['epochs']}, batch_size={spec['batch_size']}) on {spec['n_train']} signals"
+             f" ({total} steps, {device}" + (", the model handed in eval mode)" if handed_in_eval else ")"))
+    if not isinstance(modes, list):
+        fail(f"{where}: the scenario's record came back malformed ({type(modes).__name__})")
+    if not modes:
+        fail(f"{where}: no forward pass of the model was backpropagated through; the grader watches model(x) with a forward hook,"
+             " so train by calling model(xb) and loss.backward()", what="training steps seen", got="0", first_index="")
+    in_eval = [i + 1 for i, training in enumerate(modes) if not training]
+    if not in_eval:
+        return
+    first = in_eval[0]
+    span = f"step {first}" if len(in_eval) == 1 else f"steps {first}-{in_eval[-1]}" if in_eval == list(range(first, in_eval[-1] + 1)) else f"{len(in_eval)} steps"
+    if first == 1 and handed_in_eval:
+        why = (" train() never switched the model to train mode: a model can come in eval mode (after an evaluate()), so"
+               " call model.train() at the start of every epoch.")
+    elif (first - 1) % steps_per_epoch == 0:
+        why = (f" Eval mode starts at the first step after epoch {(first - 1) // steps_per_epoch}'s evaluate(): model.eval() switches"
+               " dropout off and nothing switches it back. Call model.train() at the start of every epoch (or have evaluate() restore"
+               " the mode it found).")
+    else:
+        why = ""
+    fail(f"{where}: {span} of {len(modes)} ran with the model in eval mode (dropout off). Every training step must run in train"
+         f" mode.{why}", what="training steps in eval mode", got=f"{span} of {len(modes)}", first_index="")
+
+
+@check("training steps run in train mode, also after evaluate()", devices=DEVICES)
+def train_mode_after_evaluate(sub, ctx):
+    modes = sub.run(mode_run, SMALL, ctx.device, False)
+    _judge_modes(modes, SMALL, ctx.device, False)
+
+
+@check("train() switches a model handed in eval mode to train mode", devices=DEVICES)
+def train_mode_from_eval(sub, ctx):
+    modes = sub.run(mode_run, SMALL, ctx.device, True)
+    _judge_modes(modes, SMALL, ctx.device, True)
+
+
+@check("evaluate() is the MSE with dropout off: two calls agree", devices=DEVICES)
+def evaluate_dropout_off(sub, ctx):
+    spec = {"n_train": 64, "n_val": 64, "seed": 41}
+    got = _record(sub.run(evaluate_twice, spec, ctx.device), ("calls",), "evaluate()")
+    _, _, x_val, y_val = normalised(spec["n_train"], spec["n_val"], spec["seed"], "cpu")
+    with torch.no_grad():
+        want = _mse(eval_model("cpu").eval()(x_val), y_val, "")
+    first, second = [as_float(v, what="evaluate()'s result", scenario=f"{ctx.device}") for v in expect_sequence(got["calls"], 2, what="evaluate()")]
+    where = f"evaluate(model, x, y) on a model with Dropout(0.5), handed in train mode, 64 validation signals ({ctx.device})"
+    if first != second and abs(first - second) > HISTORY_RTOL * abs(want):
+        fail(f"{where}: two calls on the same model and data returned {first:.6g} and {second:.6g}, the MSE with dropout off is {want:.6g}."
+             " The result changes from call to call, so dropout is still active: call model.eval() before the forward pass (torch.no_grad()"
+             " alone does not switch dropout off).", what="evaluate() twice", got="differs between calls", first_index="")
+    assert_close(first, want, what="evaluate()'s result", scenario=where, rtol=HISTORY_RTOL, atol=HISTORY_ATOL)
+
+
+@check("the history: one (train, val) pair per epoch, the last val loss is the trained model's", devices=DEVICES)
+def history(sub, ctx):
+    got = _record(sub.run(history_run, SMALL, ctx.device), ("history", "val_out"), "train()")
+    _, _, _, y_val = normalised(SMALL["n_train"], SMALL["n_val"], SMALL["seed"], "cpu")
+    epochs = SMALL["epochs"]
+    where = f"train(model, data, epochs={epochs}) on {SMALL['n_train']} training and {SMALL['n_val']} validation signals ({ctx.device})"
+    entries = expect_sequence(got["history"], epochs, what="train()'s history", scenario=where)
+    pairs = [[as_float(v, what=f"history[{i}][{j}]", scenario=where) for j, v in enumerate(expect_sequence(e, 2, what=f"history[{i}]", scenario=where))]
+             for i, e in enumerate(entries)]
+    value, want = pairs[-1][1], _mse(got["val_out"], y_val, "build_model()")
+    try:
+        assert_close(value, want, what=f"history[{epochs - 1}][1], the last validation loss", scenario=where, rtol=HISTORY_RTOL, atol=HISTORY_ATOL)
+    except CheckFailed as failure:
+        close = lambda other: abs(value - other) <= HISTORY_RTOL * abs(other) + HISTORY_ATOL  # noqa: E731
+        # A cause the evidence shows is what the diagnosis compares, not the value (which another implementation changes).
+        if close(got["train_mse"]):
+            failure.details["got"] = "the training split's MSE"
+            failure.notes.append(f"It equals the trained model's MSE on the training split ({got['train_mse']:.6g}): the validation curve"
+                                 " is computed on x_train, y_train; evaluate on x_val, y_val.")
+        elif close(got["vs_noisy"]):
+            failure.details["got"] = "the MSE against the noisy inputs"
+            failure.notes.append(f"It equals the MSE of the output against the noisy validation inputs ({got['vs_noisy']:.6g}): the"
+                                 " validation loss must compare with the clean targets y_val.")
+        elif _differ(got.get("evaluate_twice")):
+            failure.details["got"] = "measured with dropout on"
+            failure.notes.append("Your evaluate() returned a different value each time it was called on this model (handed in train mode),"
+                                 " so dropout was on while it measured: call model.eval() in evaluate().")
+        raise
+
+
+def _differ(pair):
+    try:
+        a, b = (float(v) for v in pair)
+    except (TypeError, ValueError):
+        return False
+    return abs(a - b) > HISTORY_RTOL * max(abs(a), abs(b))
+
+
+def _normalise_mistakes(train, val, ddof):
+    """{what the code does wrong: the four tensors it gives}, float64."""
+    (n, c), (nv, cv) = [[t.double() for t in pair] for pair in (train, val)]
+    stats = lambda t: (t.mean(), t.std(correction=ddof))  # noqa: E731
+    m, s = stats(n)
+    mv, sv = stats(nv)
+    return {
+        "the validation split is normalised with its own mean and std; use the training inputs' statistics for both splits, the ones"
+        " the model learned its inputs by": [(n - m) / s, (c - m) / s, (nv - mv) / sv, (cv - mv) / sv],
+        "the training split is normalised with the validation statistics; fit them on the training inputs":
+            [(n - mv) / sv, (c - mv) / sv, (nv - mv) / sv, (cv - mv) / sv],
+        "the validation split is left in raw units": [(n - m) / s, (c - m) / s, nv, cv],
+    }
+
+
+def _same(got, want):
+    return all(g.shape == w.shape and torch.allclose(g.double().cpu(), w, rtol=NORMALISE_RTOL, atol=NORMALISE_ATOL) for g, w in zip(got, want))
+
+
+NAMES = ("x_train", "y_train", "x_val", "y_val")
+
+
+@check("normalise() scales both splits by the training inputs' statistics", devices=DEVICES)
+def normalise_with_training_statistics(sub, ctx):
+    dev = ctx.device
+    noisy, clean = signals(64, 51)
+    noisy_val, clean_val = signals(16, 52)
+    cases = [
+        ("2 training signals of 4 samples (mean 4.5); 1 validation signal at 10 times their scale",
+         torch.tensor([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]), torch.tensor([[1.5, 2.0, 3.0, 3.5], [5.0, 6.5, 6.5, 8.0]]),
+         torch.tensor([[10.0, 20.0, 30.0, 40.0]]), torch.tensor([[15.0, 20.0, 30.0, 35.0]])),
+        ("64 training signals; 16 validation signals at 2.5 times the scale plus 1 (a re-calibrated sensor)",
+         noisy, clean, 2.5 * noisy_val + 1.0, 2.5 * clean_val + 1.0),
+        ("64 training signals; 16 validation signals from the same recipe", noisy, clean, noisy_val, clean_val),
+    ]
+    for scenario_text, *tensors in cases:
+        scenario_text = f"{scenario_text}, {dev}"
+        train, val = tuple(tensors[:2]), tuple(tensors[2:])  # moved to the check's device by sub.call
+        got = inputs_unchanged(sub, "normalise", train, val, scenario=scenario_text)
+        got = expect_sequence(got, 4, what="normalise()'s result (x_train, y_train, x_val, y_val)", scenario=scenario_text)
+        for name, g, like in zip(NAMES, got, tensors):
+            assert_returns_like(g, like, what=f"normalise()'s {name}", scenario=scenario_text, device=dev)
+            if tuple(g.shape) != tuple(like.shape):
+                fail(f"normalise()'s {name} ({scenario_text}): expected shape {tuple(like.shape)}, the input's, got {tuple(g.shape)}")
+        candidates = {ddof: _normalise_mistakes(train, val, ddof) for ddof in (1, 0)}
+        want = {}
+        for ddof in (1, 0):
+            n = tensors[0].double()
+            m, s = n.mean(), n.std(correction=ddof)
+            want[ddof] = [(t.double() - m) / s for t in tensors]
+        if any(_same(got, w) for w in want.values()):
+            continue
+        ddof = 1 if _same(got[:1], want[1][:1]) or not _same(got[:1], want[0][:1]) else 0
+        try:
+            for name, g, w in zip(NAMES, got, want[ddof]):
+                assert_close(g, w, what=f"normalise()'s {name}", scenario=scenario_text, rtol=NORMALISE_RTOL, atol=NORMALISE_ATOL)
+        except CheckFailed as failure:
+            found = [text for text, values in candidates[ddof].items() if _same(got, values)]
+            if found:
+                failure.notes.append(f"Your four tensors are exactly those where {found[0]}.")
+            raise
