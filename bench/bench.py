@@ -7,10 +7,13 @@ processes (what a user waits for, start-up and teardown included), so machine lo
 the ratio is median(command) / median(baseline). Targets:
 
 - `mlprep list`, `show`, `hint`, `progress`      <= 1.5x  `python -c "import typer"`
+- `mlprep show adamw`, the first time (the prompt's Markdown rendered, not from the cache)
+                                                  <= 3x    `python -c "import typer"`
 - `mlprep grade adamw` on a correct attempt       <= 1.6x  `python -c "import torch"`
 - `mlprep grade adamw` on a known bug              <= 2.5x  `python -c "import torch"` (failing
                                                   inputs found and shrunk included)
 - `mlprep grade adamw` on a file that never returns  within the exercise's time limit + 5 s
+- `mlprep grade adamw --dir` of 40 files          <= 0.3x  40 separate `mlprep grade adamw --file` runs
 - `mlprep selfcheck` of the whole bank            < 300 s wall on 2 cores (every reference, stub, known bug,
                                                   alternative), with the number of submissions graded
 
@@ -29,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,11 +54,14 @@ def wall(argv: list[str], env: dict[str, str], ok: tuple[int, ...] = (0,)) -> fl
 
 
 def compare(name: str, argv: list[str], baseline_name: str, baseline: list[str], target: float, runs: int, env: dict[str, str],
-            ok: tuple[int, ...] = (0,)) -> dict:
+            ok: tuple[int, ...] = (0,), before: Callable[[], None] | None = None) -> dict:
+    """`before`, if given, runs before every run of the command (not timed): e.g. emptying a cache."""
     wall(argv, env, ok), wall(baseline, env)  # warm the page cache (and measure the reference once); not counted
     command_s, baseline_s = [], []
     for _ in range(runs):
         baseline_s.append(wall(baseline, env))
+        if before is not None:
+            before()
         command_s.append(wall(argv, env, ok))
     command_median, baseline_median = statistics.median(command_s), statistics.median(baseline_s)
     ratio = command_median / baseline_median
@@ -73,6 +80,34 @@ def hang(env: dict[str, str], folder: Path) -> dict:
     elapsed = wall([*mlprep_command(), "grade", "adamw", "--file", str(path)], env, ok=(1,))
     return {"what": "mlprep grade adamw (never returns)", "median_s": round(elapsed, 2), "baseline": f"{bound:g} s", "baseline_median_s": bound,
             "ratio": round(elapsed / bound, 2), "target": f"< {bound:g} s", "meets": elapsed < bound}
+
+
+# Issue 16: a course grades a cohort's files in one command instead of a shell loop of separate runs.
+BATCH_FILES = 40
+BATCH_TARGET = 0.3
+
+
+def batch(env: dict[str, str], folder: Path) -> dict:
+    """40 submissions of adamw (the reference, its alternatives and known bugs, copied to 40 files):
+    one `--dir` grade against 40 separate `--file` grades, one after the other as a shell loop runs them."""
+    sys.path.insert(0, str(REPO))
+    from mlprep.bank import load_bank
+
+    adamw = load_bank(REPO).get("adamw")
+    reference = adamw.reference_path.read_text()
+    sources = [reference, *(p.read_text() for p in adamw.alternatives()), *(b.apply(reference) for b in adamw.bugs())]
+    cohort = folder / "cohort"
+    cohort.mkdir()
+    for number in range(BATCH_FILES):
+        (cohort / f"learner_{number:02d}.py").write_text(sources[number % len(sources)])
+    mlprep = mlprep_command()
+    wall([*mlprep, "grade", "adamw", "--file", str(cohort / "learner_00.py")], env)  # warm-up (reference timings cached), not counted
+    together = wall([*mlprep, "grade", "adamw", "--dir", str(cohort)], env, ok=(0, 1))
+    apart = sum(wall([*mlprep, "grade", "adamw", "--file", str(path)], env, ok=(0, 1)) for path in sorted(cohort.glob("*.py")))
+    ratio = together / apart
+    return {"what": f"mlprep grade adamw --dir ({BATCH_FILES} files, {os.cpu_count()} cores)", "median_s": round(together, 2),
+            "baseline": f"{BATCH_FILES} separate --file runs", "baseline_median_s": round(apart, 2), "ratio": round(ratio, 2),
+            "target": f"<= {BATCH_TARGET:g}x", "meets": ratio <= BATCH_TARGET}
 
 
 # Issue 10: the self-check of the whole bank, grown past 20 exercises, within 5 minutes on 2 cores.
@@ -114,6 +149,8 @@ def main() -> int:
         shutil.copyfile(REPO / "solutions" / "adamw" / "reference.py", home / "workspace" / "adamw" / "adamw.py")
         rows = [compare(f"mlprep {' '.join(cmd)}", [*mlprep, *cmd], 'python -c "import typer"', typer_baseline, 1.5, args.runs, env)
                 for cmd in (["list"], ["show", "adamw"], ["hint", "adamw"], ["progress"])]
+        rows.append(compare("mlprep show adamw (first time: Markdown rendered)", [*mlprep, "show", "adamw"], 'python -c "import typer"', typer_baseline,
+                            3.0, args.runs, env, before=lambda: shutil.rmtree(home / "cache" / "prompts", ignore_errors=True)))
         rows.append(compare("mlprep grade adamw (correct attempt)", [*mlprep, "grade", "adamw"], 'python -c "import torch"', torch_baseline, 1.6, args.runs, env))
         buggy = home / "no_bias_correction.py"
         sys.path.insert(0, str(REPO))
@@ -124,6 +161,7 @@ def main() -> int:
         rows.append(compare("mlprep grade adamw (a known bug)", [*mlprep, "grade", "adamw", "--file", str(buggy)], 'python -c "import torch"',
                             torch_baseline, 2.5, args.runs, env, ok=(1,)))
         rows.append(hang(env, home))
+        rows.append(batch(env, home))
         if not args.skip_selfcheck:
             rows.append(selfcheck(env))
     finally:

@@ -161,7 +161,9 @@ class Exercise:
 
     @property
     def stub_path(self) -> Path:
-        return self.dir / "stub.py"
+        """What an attempt starts from: the stub (code, debug), the questions (quiz: the answers file
+        is made from them), the STAR template (story)."""
+        return self.dir / {"quiz": "quiz.toml", "story": "template.md"}.get(self.kind, "stub.py")
 
     @property
     def grader_path(self) -> Path:
@@ -173,7 +175,13 @@ class Exercise:
 
     @property
     def reference_path(self) -> Path:
-        return self.solution_dir / "reference.py"
+        """The hidden answer: the reference solution, the quiz's key, the story's sample answer."""
+        return self.solution_dir / {"quiz": "key.toml", "story": "sample.md"}.get(self.kind, "reference.py")
+
+    @property
+    def graded_by_code(self) -> bool:
+        """A grader module runs the learner's code (code and debug); quizzes and stories are marked by mlprep itself."""
+        return self.kind in ("code", "debug")
 
     def prompt(self) -> str:
         return self.prompt_path.read_text(encoding="utf-8")
@@ -286,7 +294,8 @@ def _read_exercise(folder: Path, root: Path, pack: str = BUILTIN_PACK, index: di
         raise ValueError(f"timeout_s must be more than 0 seconds, not {exercise.timeout_s:g}")
     if exercise.difficulty not in DIFFICULTIES:
         raise ValueError(f"difficulty {exercise.difficulty!r} is not one of {', '.join(DIFFICULTIES)}")
-    for required in (exercise.prompt_path, exercise.stub_path, exercise.grader_path, exercise.reference_path):
+    files = [exercise.prompt_path, exercise.stub_path, exercise.reference_path] + ([exercise.grader_path] if exercise.graded_by_code else [])
+    for required in files:
         if not required.is_file():
             raise ValueError(f"missing {required.relative_to(root)}")
     return exercise

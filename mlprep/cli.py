@@ -318,8 +318,13 @@ def attempt(
     watch: Annotated[bool, typer.Option("--watch", help="Stay in the practice loop: regrade on every save, keys for hints and the next exercise.")] = False,
     manual_run: ManualRunOption = False,
     workspace: WorkspaceOption = None,
+    answers_file: Annotated[
+        bool, typer.Option("--file", help="A quiz: write an answers file (TOML, the questions in it) to fill in and grade with `mlprep grade ID`,"
+                                          " instead of asking here.")
+    ] = False,
 ) -> None:
-    """Start an exercise: write its stub to your workspace (never over an existing attempt)."""
+    """Start an exercise: write its stub to your workspace (never over an existing attempt). A quiz
+    asks its questions here (or, with --file, writes an answers file); a story writes a STAR template."""
     from mlprep.practice import start_attempt
     from mlprep.term import Out, print_exercise
     from mlprep.workspace import open_in_editor
@@ -327,7 +332,14 @@ def attempt(
     bank = _bank()
     exercise = bank.get(exercise_id)
     editor, auto_edit = _editor_setting()
+    if watch and not exercise.graded_by_code:
+        raise MlprepError(f"{exercise.id} is a {exercise.kind}: the practice loop is for code; `mlprep attempt {exercise.id}` starts it")
+    if answers_file and exercise.kind != "quiz":
+        raise MlprepError(f"--file writes a quiz's answers file; {exercise.id} is a {exercise.kind}")
     with Store.open_default() as store:
+        if exercise.kind == "quiz" and not answers_file:
+            _exit(_quiz_in_terminal(store, exercise, workspace))
+            return
         path, created = start_attempt(store, exercise, workspace)
         if watch:
             _exit(_watch_loop(store, bank, exercise, path, workspace, editor, manual_run, edit or auto_edit))
@@ -336,15 +348,49 @@ def attempt(
     out = Out()
     if created:
         print_exercise(out, exercise, status)
-        out.wrapped(f"\nwrote the stub to {path}")
+        what = {"quiz": "the answers file (its questions are in it)", "story": "the STAR template"}.get(exercise.kind, "the stub")
+        out.wrapped(f"\nwrote {what} to {path}")
     else:  # the prompt again would push this line off the screen: `mlprep show` has it
         out.wrapped(f"you already have an attempt at {path} (kept as it is; `mlprep show {exercise.id}` shows the prompt,"
                     f" `mlprep reset {exercise.id}` starts over)")
-    out.wrapped(f"edit it, then run: mlprep grade {exercise.id}   (or stay in the loop: mlprep watch {exercise.id})")
+    loop = f"   (or stay in the loop: mlprep watch {exercise.id})" if exercise.graded_by_code else ""
+    out.wrapped(f"edit it, then run: mlprep grade {exercise.id}{loop}")
     if edit or auto_edit:
         status_code = open_in_editor(path, editor)
         if status_code != 0:
             _warn(f"the editor exited with status {status_code}")
+
+
+def _quiz_in_terminal(store: Store, exercise: Exercise, workspace: Path | None) -> ExitStatus:
+    """Ask the quiz's questions here, one by one, in the order of the attempt's seed; write the
+    answers into the attempt's answers file; grade and record it."""
+    from mlprep.practice import start_attempt
+    from mlprep.quiz import QuizAborted, as_grade, ask_questions, fill_answers, load_quiz, mark, read_answers_file
+    from mlprep.render import render_grade
+
+    quiz = load_quiz(exercise)
+    path, _ = start_attempt(store, exercise, workspace)
+    try:
+        presentation, _, _ = read_answers_file(quiz, path)
+    except MlprepError:  # an answers file broken by hand: a fresh one, the old one kept as a backup
+        from mlprep.practice import fresh_stub
+
+        fresh_stub(exercise, path)
+        presentation, _, _ = read_answers_file(quiz, path)
+    console = _stdout()
+    console.print(f"{exercise.title} ({exercise.id}): {plural(len(quiz.questions), 'question')}, the pass mark is {quiz.pass_mark:.0%}. "
+                  "Single keys pick an option; q leaves (nothing is graded).", markup=False, soft_wrap=True)
+    try:
+        responses = ask_questions(quiz, presentation, sys.stdin, console)
+    except (QuizAborted, KeyboardInterrupt):
+        console.print(f"\nleft the quiz: nothing graded (your answers file: {path})", markup=False, soft_wrap=True)
+        return ExitStatus.OK
+    fill_answers(quiz, path, presentation.seed, responses)
+    result = as_grade(mark(quiz, presentation, responses), reveal=store.has_passed(exercise.id))
+    store.record_grade(result, source="workspace", path=path)
+    console.print()
+    render_grade(console, result, path=str(path))
+    return ExitStatus.OK if result.passed else ExitStatus.FAILED
 
 
 @app.command()
@@ -365,11 +411,14 @@ def watch(
     with Store.open_default() as store:
         if exercise_id is None:
             known = set(bank.ids())
-            started = [a.exercise_id for a in store.attempts() if a.exercise_id in known]
+            code = {e.id for e in bank.exercises if e.graded_by_code}
+            started = [a.exercise_id for a in store.attempts() if a.exercise_id in known and a.exercise_id in code]
             if not started:
                 raise MlprepError("no exercise to resume: start one with `mlprep attempt ID --watch` or `mlprep watch ID`")
             exercise_id = started[-1]
         exercise = bank.get(exercise_id)
+        if not exercise.graded_by_code:
+            raise MlprepError(f"{exercise.id} is a {exercise.kind}: the practice loop is for code; `mlprep attempt {exercise.id}` starts it")
         path, _ = start_attempt(store, exercise, workspace)
         _exit(_watch_loop(store, bank, exercise, path, workspace, editor, manual_run, edit or auto_edit))
 
@@ -382,7 +431,7 @@ def _watch_loop(store: Store, bank: Bank, exercise: Exercise, path: Path, worksp
         mode="watch",
         source="workspace",
         prepare=lambda e: start_attempt(store, e, workspace)[0],
-        follow=lambda e: next_in_order(bank.exercises, e, store.statuses()),
+        follow=lambda e: next_in_order([x for x in bank.exercises if x.graded_by_code], e, store.statuses()),
         editor=editor,
     )
     outcome = _run_loop(store, bank, [LoopItem(exercise, path)], policy, manual, clock=_clock(), edit=edit)
@@ -425,7 +474,7 @@ def interview(
     import random
 
     from mlprep.clock import iso
-    from mlprep.interview import finish_interview, interview_folder, pick_exercises, review_next
+    from mlprep.interview import finish_interview, interview_folder, pick_exercises, review_next, write_report
     from mlprep.practice import fresh_stub
     from mlprep.render import render_interview_report
     from mlprep.watch import LoopItem, LoopPolicy, grade_exercise
@@ -437,7 +486,8 @@ def interview(
     clock = _clock()
     seed = seed if seed is not None else random.randrange(2**31)
     with Store.open_default() as store:
-        picked = pick_exercises(bank.exercises, store.statuses(), count=count, topic=topic, rng=random.Random(seed))
+        # Code is written in the loop; the quizzes' questions come as each exercise's follow-ups.
+        picked = pick_exercises([e for e in bank.exercises if e.graded_by_code], store.statuses(), count=count, topic=topic, rng=random.Random(seed))
         if len(picked) < count:
             _warn(f"--count {count}: only {plural(len(picked), 'exercise')}{f' of topic {topic!r}' if topic else ''} in the bank; the interview has {len(picked)}")
         folder = interview_folder(default_workspace(), clock)
@@ -464,7 +514,10 @@ def interview(
         record = finish_interview(
             store, outcome, started_at=started_at, clock=clock, minutes=minutes, seed=seed, topic=topic, folder=folder, grade=final_grade,
         )
-        render_interview_report(console, record, review_next(record, bank), str(folder / "report.json"))
+        followups = _ask_followups(picked, console, random.Random(seed)) if outcome.ended_by != "terminate" else []
+        if followups:
+            write_report(record, folder / "report.json", followups)
+        render_interview_report(console, record, review_next(record, bank), str(folder / "report.json"), followups)
     _loop_exit(outcome)
     if record.passed < len(record.items):
         _exit(ExitStatus.FAILED)
@@ -480,8 +533,9 @@ def review(
     manual_run: ManualRunOption = False,
 ) -> None:
     """Spaced review (SM-2): exercises you failed, or passed long ago, come back when due; each is
-    redone from a fresh stub in the practice loop and rescheduled by the result."""
-    from mlprep.practice import fresh_stub, review_schedule
+    redone from a fresh stub in the practice loop and rescheduled by the result. A quiz question you
+    missed comes back alone, asked here."""
+    from mlprep.practice import QUESTION, fresh_stub, review_schedule
     from mlprep.render import review_table
     from mlprep.review import due_now, quality
     from mlprep.watch import LoopItem, LoopPolicy
@@ -502,19 +556,26 @@ def review(
                 within = f" within {plural(ahead, 'day')}" if ahead else ""
                 console.print(f"nothing is due for review{within}" + ("" if scheduled else ": failed or long-passed exercises come back here"), markup=False)
             return
-        console.print(review_table(due, now))
+        console.print(review_table(due[:limit], now))
+        due = due[:limit]
+        rescheduled = _review_questions(store, bank, [item for item in due if item.kind == QUESTION], clock, console)
+        due = [item for item in due if item.kind != QUESTION]
+        if not due:
+            for item_id, passed, state in rescheduled:
+                console.print(f"{item_id}: {'recalled' if passed else 'not recalled'}; next review in {plural(state.interval_days, 'day')}", markup=False)
+            _exit(ExitStatus.OK if all(passed for _, passed, _ in rescheduled) else ExitStatus.FAILED)
+            return
         folder = default_workspace() / "review"
 
         def prepare(exercise: Exercise) -> Path:
-            path = attempt_path(folder, exercise.id)
+            path = attempt_path(folder, exercise.id, exercise.kind)
             fresh_stub(exercise, path)  # a review is a recall: from the stub, not from your old answer
             return path
 
-        items = [LoopItem(bank.get(item.item_id)) for item in due[:limit]]
+        items = [LoopItem(bank.get(item.item_id)) for item in due]
         policy = LoopPolicy(mode="review", source="review", prepare=prepare, free_navigation=True, editor=editor)
         notes = [f"review: {len(items)} due (of {len(due)}); redo each from the stub; n/p move between them; l lists them; q stops"]
         outcome = _run_loop(store, bank, items, policy, manual_run, clock=clock, notes=notes)
-        rescheduled = []
         for item in outcome.items:
             if item.result is None:
                 continue  # never graded: not reviewed, still due
@@ -527,6 +588,57 @@ def review(
     if not rescheduled:
         console.print("nothing was graded, so nothing was rescheduled", markup=False)
     _exit(_loop_exit(outcome))
+
+
+def _ask_followups(exercises: list[Exercise], console: "Console", rng: Any) -> list[dict]:
+    """The interviewer's follow-up questions of each exercise, asked here after the code is graded;
+    the answers, marked, for the report (scored apart from the code)."""
+    from mlprep.quiz import Presentation, QuizAborted, ask_questions, has_followups, load_quiz, mark
+
+    asked = []
+    for exercise in exercises:
+        if not has_followups(exercise):
+            continue
+        quiz = load_quiz(exercise, followups=True)
+        presentation = Presentation.of(quiz, rng.randrange(1, 2**31))
+        console.print(f"\nfollow-up questions on {exercise.id} ({exercise.title}): as an interviewer asks once the code works", style="bold", markup=False)
+        try:
+            responses = ask_questions(quiz, presentation, sys.stdin, console)
+        except (QuizAborted, KeyboardInterrupt):
+            console.print("follow-ups skipped: the report scores the code alone", markup=False)
+            return []
+        outcome = mark(quiz, presentation, responses)
+        for question_id in presentation.questions:
+            right, answer = outcome.right[question_id], quiz.key[question_id]
+            asked.append({"exercise": exercise.id, "question": question_id, "text": quiz.question(question_id).text, "right": right,
+                          "explanation": answer.explanation})
+    return asked
+
+
+def _review_questions(store: Store, bank: Bank, due: list, clock: "Clock", console: "Console") -> list[tuple[str, bool, Any]]:
+    """Ask each due quiz question alone (in a fresh order of its options), mark it, and reschedule it:
+    quality 5 when recalled, 1 when not. Returns (item id, recalled, new state) of those answered."""
+    from mlprep.practice import QUESTION
+    from mlprep.quiz import Presentation, QuizAborted, ask_questions, load_quiz, new_seed, show_response
+
+    answered = []
+    for item in due:
+        quiz_id, question_id = item.item_id.split("/", 1)
+        quiz = load_quiz(bank.get(quiz_id))
+        presentation = Presentation.of(quiz, new_seed())
+        console.print(f"\nreview: a question you missed in {quiz_id} ({quiz.title})", style="bold", markup=False)
+        try:
+            responses = ask_questions(quiz, presentation, sys.stdin, console, only=[question_id])
+        except (QuizAborted, KeyboardInterrupt):
+            console.print("review stopped: the rest stays due", markup=False)
+            break
+        question, answer = quiz.question(question_id), quiz.key[question_id]
+        recalled = answer.accepts(responses[question_id])
+        console.print(("✓ right. " if recalled else f"✗ the answer: {show_response(question, presentation, answer.correct)}. ") + answer.explanation,
+                      style="green" if recalled else "yellow", markup=False, soft_wrap=True)
+        state = store.record_review(QUESTION, item.item_id, 5 if recalled else 1, clock.now())
+        answered.append((item.item_id, recalled, state))
+    return answered
 
 
 @app.command()
@@ -667,20 +779,23 @@ def grade(
             if not targets:
                 raise MlprepError("nothing to grade: none of the attempted exercises has a file left")
 
-        from mlprep.engine import grade_file, require_device  # heavy: only `grade` pays for it
+        from mlprep.practice import grade_attempt
 
-        require_device(device.value)
+        if any(exercise.graded_by_code for exercise, _, _ in targets):
+            from mlprep.engine import require_device  # heavy: only grading code pays for it
+
+            require_device(device.value)
         console = _stdout()
         # A batch: --dir, --shard or several --file; its --json is a list whatever the number of files.
         batch = folder is not None or slices is not None or len(files or []) > 1
-        if batch:
+        if batch and all(exercise.graded_by_code for exercise, _, _ in targets):
             graded = _grade_batch(targets, device.value, timeout, quiet=as_json)
         else:
             graded = []
             for exercise, path, source in targets:
                 if source == "workspace":
                     store.record_cli_practice(exercise.id)  # before the grade: the time up to it since the last event
-                graded.append(grade_file(exercise, path, device=device.value, timeout_s=timeout))
+                graded.append(grade_attempt(exercise, path, device=device.value, timeout_s=timeout, reveal=store.has_passed(exercise.id)))
         results: "list[tuple[GradeResult, Path]]" = []
         extras: list[dict] = []  # per result: its diagnosis and repro scripts, for --json
         for (exercise, path, source), result in zip(targets, graded):
@@ -690,6 +805,10 @@ def grade(
             extra: dict = {}
             if not as_json and (not batch or verbose):
                 render_grade(console, result, path=str(path), verbose=verbose)
+                if exercise.kind == "story" and not result.internal_error:
+                    from mlprep.render import render_sample_answer
+
+                    render_sample_answer(console, exercise)
             if diagnose_mistake and not result.internal_error:
                 extra["diagnosis"] = _diagnose(store, exercise, result, device.value, None if as_json else console)
             if repro and not result.internal_error:
@@ -811,6 +930,16 @@ def solution(
             )
         store.record_reveal(exercise.id, forced=not passed)
         recorded = store.latest_attempt(exercise.id)
+    if exercise.kind == "quiz":
+        from mlprep.render import render_quiz_key
+
+        render_quiz_key(_stdout(), exercise)
+        return
+    if exercise.kind == "story":
+        from mlprep.render import render_sample_answer
+
+        render_sample_answer(_stdout(), exercise)
+        return
     reference = exercise.reference_path.read_text(encoding="utf-8")
     diff = None
     attempt_file = recorded.path if recorded is not None and recorded.path.is_file() else None
@@ -832,12 +961,12 @@ def reset(
     undo: Annotated[bool, typer.Option("--undo", help="Put back the attempt the last reset replaced (its latest backup); the current file is backed up first.")] = False,
 ) -> None:
     """Restore the stub of an exercise, keeping a backup of your attempt (--undo puts the backup back)."""
-    from mlprep.practice import attempt_location
+    from mlprep.practice import attempt_location, is_untouched, starting_text
     from mlprep.workspace import atomic_create, atomic_write, backup_file, latest_backup
 
     exercise = _bank().get(exercise_id)
     console = _stdout()
-    stub = exercise.stub()
+    stub = starting_text(exercise)
     with Store.open_default() as store:
         path = attempt_location(store, exercise, workspace)
         if store.latest_attempt(exercise.id) is None and not path.exists():
@@ -851,12 +980,12 @@ def reset(
                 if path.is_file() and path.read_bytes() == content:
                     console.print(f"{path} is already the same as its latest backup {previous}; nothing to undo", markup=False, soft_wrap=True)
                     return
-                replaced = backup_file(path) if path.is_file() and path.read_bytes() != stub.encode("utf-8") else None
+                replaced = backup_file(path) if path.is_file() and not is_untouched(exercise, path) else None
                 atomic_write(path, content)
                 console.print(f"put back {previous} at {path}" + (f"\nwhat was there is saved as {replaced}" if replaced else ""),
                               markup=False, soft_wrap=True)
             elif path.is_file():
-                if path.read_bytes() == stub.encode("utf-8"):
+                if is_untouched(exercise, path):
                     console.print(f"{path} is already the untouched stub; nothing to reset", markup=False, soft_wrap=True)
                     return
                 backup = backup_file(path)  # complete and synced before the attempt is replaced

@@ -113,8 +113,10 @@ def review_next(interview: Interview, bank: Bank) -> list[str]:
     return lines
 
 
-def report_dict(interview: Interview) -> dict:
-    return {
+def report_dict(interview: Interview, followups: list[dict] | None = None) -> dict:
+    """followups: the follow-up questions asked after the code ({exercise, question, text, right,
+    explanation}), scored apart from it."""
+    data = {
         "id": interview.id,
         "started_at": interview.started_at,
         "finished_at": interview.finished_at,
@@ -128,12 +130,15 @@ def report_dict(interview: Interview) -> dict:
             for i in interview.items
         ],
     }
+    if followups:
+        data["followups"] = {"right": sum(f["right"] for f in followups), "asked": len(followups), "questions": followups}
+    return data
 
 
-def write_report(interview: Interview, path: Path) -> None:
+def write_report(interview: Interview, path: Path, followups: list[dict] | None = None) -> None:
     from mlprep.workspace import atomic_write
 
     try:
-        atomic_write(path, json.dumps(report_dict(interview), indent=2) + "\n")
+        atomic_write(path, json.dumps(report_dict(interview, followups), indent=2) + "\n")
     except OSError as exc:
         raise MlprepError(f"the interview is recorded, but its report could not be written to {path}: {exc.strerror or exc}") from None

@@ -106,7 +106,8 @@ def grade_summary(result: GradeResult, path: str | None = None, *, headline_only
     message = result.message.split("; first: ")[0] if headline_only else result.message
     if message:
         text.append(f" — {inert(message)}")
-    text.append(f"  ({result.device}, {result.duration_s:.1f}s)", style="dim")
+    if result.device:  # a quiz or a story runs no code: no device, no time
+        text.append(f"  ({result.device}, {result.duration_s:.1f}s)", style="dim")
     if path:
         text.append(f"\n{path}", style="dim")
     return text
@@ -264,10 +265,26 @@ def print_parts(console: Console, parts: Iterable[Text]) -> None:
         console.print(part, no_wrap=part.no_wrap, overflow=part.overflow)
 
 
+def quiz_grade_parts(result: GradeResult, path: str | None = None) -> list[Text]:
+    """A quiz's grade: the score, then each question, right or wrong, with what the grade says of it."""
+    parts = [grade_summary(result, path)]
+    for check in result.checks:
+        line = Text()
+        line.append("✓ " if check.status == "pass" else "✗ ", style=STATUS_STYLES.get(check.status, ""))
+        line.append(check.name, style="bold")
+        parts.append(line)
+        if check.message:
+            parts.append(Text("    " + inert(check.message), style="" if check.status == "pass" else "yellow"))
+    return parts
+
+
 def render_grade(console: Console, result: GradeResult, *, path: str | None = None, verbose: bool = False) -> None:
     """The compact view (every failure once, as long as it fits), or with `verbose` everything there is:
-    the check table with each message, every failure with its details, 20 lines of the output."""
-    if not verbose:
+    the check table with each message, every failure with its details, 20 lines of the output. A quiz
+    shows its questions one by one."""
+    if result.checks and all("question" in c.details for c in result.checks):
+        print_parts(console, quiz_grade_parts(result, path))
+    elif not verbose:
         print_parts(console, compact_grade(console, result, path=path))
     else:
         console.print(grade_summary(result, path))
@@ -413,8 +430,14 @@ def selfcheck_line(outcome: Any) -> Text:
     caught = sum(b.status != "pass" for b in outcome.bugs)
     alone = sum(b.diagnosed_alone for b in outcome.bugs)
     alternatives = sum(a.status == "pass" for a in outcome.alternatives)
-    line.append(f"  bugs {caught}/{len(outcome.bugs)} · diagnosed {alone}/{len(outcome.bugs)} · alternatives {alternatives}/{len(outcome.alternatives)}",
-                style="" if outcome.ok else "red")
+    kind = getattr(outcome, "kind", "code")
+    if kind == "quiz":
+        what = f"  key {outcome.reference} · empty {outcome.stub} · misconceptions {caught}/{len(outcome.bugs)}"
+    elif kind == "story":
+        what = f"  sample {outcome.reference} · template {outcome.stub}"
+    else:
+        what = f"  bugs {caught}/{len(outcome.bugs)} · diagnosed {alone}/{len(outcome.bugs)} · alternatives {alternatives}/{len(outcome.alternatives)}"
+    line.append(what, style="" if outcome.ok else "red")
     return line
 
 
@@ -477,10 +500,44 @@ def render_solution(console: Console, reference: str, diff: str | None, *, attem
     console.print(solution_view(reference, diff, attempt=attempt))
 
 
+def render_quiz_key(console: Console, exercise: Exercise) -> None:
+    """Every question of a quiz with its answer and explanation (`mlprep solution QUIZ`)."""
+    from mlprep.quiz import LETTERS, load_quiz
+
+    quiz = load_quiz(exercise)
+    for number, question in enumerate(quiz.questions, start=1):
+        answer = quiz.key[question.id]
+        console.print(Text(f"Q{number}. {question.text}", style="bold"))
+        for index, option in enumerate(question.options):
+            right = index == answer.correct if question.type == "single" else index in answer.correct if question.type == "multiple" else False
+            console.print(Text(f"  {LETTERS[index]}) {option}", style="green" if right else ""))
+        if question.type == "numeric":
+            bound = max(answer.tolerance, answer.rel_tolerance * abs(answer.correct))
+            console.print(Text(f"  answer: {answer.correct:g}" + (f" {question.unit}" if question.unit else "") + (f" (± {bound:g})" if bound else ""), style="green"))
+        elif question.type == "ordering":
+            console.print(Text("  order: " + ", ".join(LETTERS[i] for i in answer.correct), style="green"))
+        elif question.type == "multiple":
+            console.print(Text("  answer: " + ", ".join(LETTERS[i] for i in sorted(answer.correct)), style="green"))
+        else:
+            console.print(Text(f"  answer: {LETTERS[answer.correct]}", style="green"))
+        console.print(Text(f"  {answer.explanation}", style="dim"))
+        console.print()
+
+
+def render_sample_answer(console: Console, exercise: Exercise) -> None:
+    """A story's sample answer from the source text, for comparison with the learner's."""
+    from rich.markdown import Markdown
+
+    from mlprep.story import sample_answer
+
+    console.print(Panel(Markdown(sample_answer(exercise)), title="the sample answer, from the source text (compare yours with it)", title_align="left"))
+
+
 # -- interview -------------------------------------------------------------------------------------
 
 
-def render_interview_report(console: Console, interview: Interview, review_next: Sequence[str], report_path: str) -> None:
+def render_interview_report(console: Console, interview: Interview, review_next: Sequence[str], report_path: str,
+                            followups: Sequence[dict] = ()) -> None:
     table = Table(show_edge=False, pad_edge=False, header_style="bold", title=f"mock interview #{interview.id}", title_justify="left")
     for column in ("exercise", "status", "checks failed", "time", "hints"):
         table.add_column(column, overflow="fold" if column == "checks failed" else "ellipsis", no_wrap=column != "checks failed")
@@ -497,6 +554,15 @@ def render_interview_report(console: Console, interview: Interview, review_next:
     summary.append(f"{interview.passed} of {len(interview.items)} passed", style="bold green" if interview.passed == len(interview.items) else "bold")
     summary.append(f" · {'time ran out' if interview.ended_by == 'time' else 'ended before the time ran out'} ({plural(interview.minutes, 'minute')} allowed)")
     console.print(summary)
+    if followups:
+        right = sum(f["right"] for f in followups)
+        console.print(Text(f"follow-up questions: {right} of {len(followups)} right", style="bold green" if right == len(followups) else "bold"),
+                      Text("(scored apart from the code)", style="dim"))
+        for followup in followups:
+            console.print(Text("  ✓ " if followup["right"] else "  ✗ ", style="green" if followup["right"] else "red")
+                          .append(f"{followup['exercise']}: {followup['text']}"), soft_wrap=True)
+            if not followup["right"]:
+                console.print(Text(f"      {followup['explanation']}", style="dim"), soft_wrap=True)
     if review_next:
         console.print(Text("what to review next:", style="bold"))
         for line in review_next:

@@ -69,7 +69,8 @@ class ExerciseSelfCheck:
     generated: list[VariantOutcome] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     duration_s: float = 0.0
-    grades: dict[str, dict] = field(default_factory=dict)  # "bug NAME", "alternative NAME", "reference"... -> the full grade
+    grades: dict[str, dict] = field(default_factory=dict)
+    kind: str = "code"  # "bug NAME", "alternative NAME", "reference"... -> the full grade
 
     @property
     def ok(self) -> bool:
@@ -122,14 +123,46 @@ def _variants(exercise: Exercise, workdir: Path) -> list[tuple[str, str, Path]]:
 
 
 def selfcheck_exercises(bank: Bank, ids: list[str] | None = None) -> list[Exercise]:
-    """The exercises named, or every graded one (code and debug) of the bank."""
-    return [bank.get(i) for i in ids] if ids else [e for e in bank.exercises if e.kind in ("code", "debug")]
+    """The exercises named, or every one of the bank."""
+    return [bank.get(i) for i in ids] if ids else list(bank.exercises)
+
+
+def _check_quiz_or_story(exercise: Exercise) -> ExerciseSelfCheck:
+    """A quiz: its key passes, an empty answers file fails, each misconception is marked wrong where
+    it answers (mlprep.quiz.check_quiz). A story: its sample passes, its template and the sample
+    without a measured result or a prevention fail (mlprep.story.check_story). No sandbox: nothing runs."""
+    report = ExerciseSelfCheck(exercise.id, kind=exercise.kind)
+    if exercise.kind == "story":
+        from mlprep.story import check_story, grade_story_text, sample_answer
+
+        report.reference = grade_story_text(exercise, sample_answer(exercise)).status
+        report.stub = grade_story_text(exercise, exercise.stub()).status
+        report.problems = check_story(exercise)
+        return report
+    from mlprep.quiz import check_quiz
+
+    checked = check_quiz(exercise)
+    report.problems = checked.problems
+    if checked.key is not None:
+        report.reference, report.stub = checked.key.status, checked.empty.status
+    for misconception, _, wrong in checked.misconceptions:
+        report.bugs.append(BugOutcome(misconception.name, misconception.summary, "fail" if wrong else "pass", wrong, [misconception.name]))
+    return report
+
+
+def _followup_problems(exercise: Exercise) -> list[str]:
+    """A code exercise's interview follow-ups (if it has them) hold up as a quiz's questions do."""
+    from mlprep.quiz import check_quiz, has_followups
+
+    if not has_followups(exercise):
+        return []
+    return [f"follow-ups: {problem}" for problem in check_quiz(exercise, followups=True).problems]
 
 
 def count_variants(exercises: list[Exercise]) -> int:
     """How many submissions the self-check grades for these exercises (for a progress bar)."""
     total = 0
-    for exercise in exercises:
+    for exercise in (e for e in exercises if e.graded_by_code):  # quizzes and stories are checked without grading
         try:
             total += 3 + len(exercise.bugs()) + len(exercise.alternatives())  # reference, stub, returns-None
         except MlprepError:
@@ -233,7 +266,8 @@ def run_selfcheck(
     from mlprep.engine import grade_file
 
     started = time.perf_counter()
-    exercises = selfcheck_exercises(bank, ids)
+    everything = selfcheck_exercises(bank, ids)
+    exercises = [e for e in everything if e.graded_by_code]
     jobs = jobs or os.cpu_count() or 1
     with tempfile.TemporaryDirectory(prefix="mlprep-selfcheck-") as tmp:
         plan: list[tuple[Exercise, str, str, Path]] = []
@@ -256,10 +290,13 @@ def run_selfcheck(
             graded = list(pool.map(grade, plan))
 
     reports = []
-    for exercise in exercises:
+    for exercise in everything:
+        if not exercise.graded_by_code:
+            reports.append(_check_quiz_or_story(exercise))
+            continue
         outcomes = [(role, name, result) for eid, role, name, result in graded if eid == exercise.id]
         report = _judge(exercise, outcomes, {b.name: b for b in exercise.bugs()} if exercise.id not in setup_problems else {}, device)
-        report.problems = setup_problems.get(exercise.id, []) + report.problems
+        report.problems = setup_problems.get(exercise.id, []) + report.problems + _followup_problems(exercise)
         reports.append(report)
     return SelfCheckReport(reports, submissions=len(plan), wall_s=time.perf_counter() - started)
 

@@ -178,7 +178,12 @@ def exercise_header(exercise: Exercise, status: str) -> list[Cell]:
              status_cell(status)]
     if exercise.functions:
         cells.append((f"\ndefine: {', '.join(exercise.functions)}", ""))
-    cells.append((f" · time limit {exercise.timeout_s:g} s per check", ""))
+    if exercise.graded_by_code:
+        cells.append((f" · time limit {exercise.timeout_s:g} s per check", ""))
+    elif exercise.kind == "quiz":
+        cells.append(("\nanswer it: `mlprep attempt " + exercise.id + "` asks here; `--file` writes an answers file", ""))
+    else:
+        cells.append(("\nwrite it: `mlprep attempt " + exercise.id + "` writes the STAR template", ""))
     return cells
 
 

@@ -142,7 +142,11 @@ class Terminated(Exception):
 
 class Keys:
     """Key presses from stdin. On a terminal: cbreak mode while open, the saved settings restored
-    on close. Elsewhere (a pipe, a file): its characters are keys too; at its end, keys stop."""
+    on close. Elsewhere (a pipe, a file): its characters are keys too; at its end, keys stop.
+    Keys read but not used (typed ahead of the loop's end) are given back (`unread`) for the next
+    reader of the same stdin: the interview's follow-up questions."""
+
+    _typed_ahead: dict[int, str] = {}  # file descriptor -> keys read from it and given back
 
     def __init__(self, stream: TextIO):
         try:
@@ -184,8 +188,14 @@ class Keys:
         finally:
             self.raw_mode()
 
+    def unread(self, keys: str) -> None:
+        if keys and self.fd is not None:
+            Keys._typed_ahead[self.fd] = keys + Keys._typed_ahead.get(self.fd, "")
+
     def read(self, timeout_s: float) -> str:
         """The keys pressed within `timeout_s` ("" if none)."""
+        if self.fd is not None and Keys._typed_ahead.get(self.fd):
+            return Keys._typed_ahead.pop(self.fd)
         if self.closed:
             return ""
         ready, _, _ = select.select([self.fd], [], [], timeout_s)
@@ -381,9 +391,10 @@ class PracticeLoop:
                 return "time"
             was_open = not self.keys.closed
             pressed = self.keys.read(TICK_S) if was_open else self._wait_for_event(TICK_S)
-            for key in pressed:
+            for number, key in enumerate(pressed):
                 ended = self.on_key(key)
                 if ended:
+                    self.keys.unread(pressed[number + 1:])  # typed ahead: for what reads the terminal next
                     return ended
             if was_open and self.keys.closed:
                 if self.manual:

@@ -30,6 +30,17 @@ def test_bank_loads_without_broken_exercises(bank):
 def test_exercise_is_complete(bank, exercise_id):
     exercise = bank.get(exercise_id)
     assert len(exercise.hints) >= 3
+    if exercise.kind == "quiz":
+        from mlprep.quiz import check_quiz, load_quiz
+
+        assert len(load_quiz(exercise).questions) >= 6
+        assert check_quiz(exercise).problems == []
+        return
+    if exercise.kind == "story":
+        from mlprep.story import check_story
+
+        assert check_story(exercise) == []
+        return
     stub_names = {node.name for node in ast.parse(exercise.stub()).body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
     reference_names = {node.name for node in ast.parse(exercise.reference_path.read_text()).body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
     prompt = exercise.prompt()
@@ -54,6 +65,24 @@ def whole_bank_selfcheck(bank_cache_home, tmp_path_factory):
         env={**os.environ, "COLUMNS": "200", "MLPREP_HOME": str(bank_cache_home)},
     )
     return process, json.loads(report.read_text()) if report.exists() else None
+
+
+@pytest.mark.parametrize("exercise_id", sorted(e.id for e in load_bank(ROOT).exercises if e.graded_by_code))
+def test_every_code_exercise_has_two_or_three_interview_follow_ups(bank, exercise_id):
+    from mlprep.quiz import check_quiz, has_followups, load_quiz
+
+    exercise = bank.get(exercise_id)
+    assert has_followups(exercise), f"{exercise_id}: exercises/{exercise_id}/followups.toml and solutions/{exercise_id}/followups_key.toml"
+    assert 2 <= len(load_quiz(exercise, followups=True).questions) <= 3
+    assert check_quiz(exercise, followups=True).problems == []
+
+
+def test_phase_d_has_its_sixteen_quizzes_and_two_stories(bank):
+    quizzes = {e.id for e in bank.exercises if e.kind == "quiz"}
+    assert quizzes == {"float-formats-quiz", "mse-vs-ce", "kl-rlhf", "lora-gqa", "ppo-sac-trpo", "reward-design", "leakage", "clustering-choice",
+                       "norm-layers", "vanishing-gradients", "forest-variance", "losses", "activations", "fitting-diagnosis", "ml-platform",
+                       "math-data-pipeline"}
+    assert {e.id for e in bank.exercises if e.kind == "story"} == {"prod-vs-staging", "data-pipeline-story"}
 
 
 def test_self_check_of_the_whole_bank(capsys, whole_bank_selfcheck):

@@ -53,7 +53,7 @@ def one_error_line(stderr: str) -> str:
 
 
 def test_eight_grades_at_once_are_all_recorded(home: Path) -> None:
-    graders = [start_mlprep(["grade", "add", "--file", str(CORRECT), "--json"], home) for _ in range(8)]
+    graders = [start_mlprep(["grade", "add", "--file", str(CORRECT), "--json", "--record"], home) for _ in range(8)]
     outcomes = [(p.communicate(timeout=120), p.returncode) for p in graders]
     assert [code for _, code in outcomes] == [0] * 8, [err for (_, err), _ in outcomes]
     assert all(json.loads(out)["status"] == "pass" for (out, _), _ in outcomes)
@@ -102,14 +102,14 @@ def test_sigkill_at_random_moments_never_damages_the_store(home: Path) -> None:
     """Kills land anywhere: opening the store, grading, recording the grade, printing."""
     rng = random.Random(5)
     for _ in range(6):
-        grading = start_mlprep(["grade", "add", "--file", str(CORRECT)], home)
+        grading = start_mlprep(["grade", "add", "--file", str(CORRECT), "--record"], home)
         time.sleep(rng.uniform(0.0, 1.0))
         os.killpg(grading.pid, signal.SIGKILL)
         grading.communicate()
         kill_processes_of(home)
         if (home / "progress.sqlite3").exists():
             assert integrity(home / "progress.sqlite3") == [("ok",)]
-    code, _, stderr, _ = run_mlprep(["grade", "add", "--file", str(CORRECT)], home)
+    code, _, stderr, _ = run_mlprep(["grade", "add", "--file", str(CORRECT), "--record"], home)
     assert code == 0, stderr
 
 
@@ -209,7 +209,7 @@ def test_a_missing_workspace_says_how_to_start_again(home: Path) -> None:
 
 
 def _real_store(home: Path) -> Path:
-    assert run_mlprep(["grade", "add", "--file", str(CORRECT)], home)[0] == 0
+    assert run_mlprep(["grade", "add", "--file", str(CORRECT), "--record"], home)[0] == 0
     return home / "progress.sqlite3"
 
 
@@ -234,7 +234,7 @@ def test_a_damaged_store_is_one_line_naming_the_file(home: Path, damage, says: s
     for sidecar in (store.with_name(store.name + "-wal"), store.with_name(store.name + "-shm")):
         sidecar.unlink(missing_ok=True)
     damage(store)
-    for command in (["list"], ["grade", "add", "--file", str(CORRECT)]):
+    for command in (["list"], ["grade", "add", "--file", str(CORRECT), "--record"]):
         code, _, stderr, _ = run_mlprep(command, home)
         line = one_error_line(stderr)
         assert code == ExitStatus.USAGE and str(store) in line and says in line
@@ -288,7 +288,7 @@ def test_broken_exercises_are_reported_and_the_rest_of_the_bank_works(home: Path
     for name, reason in BROKEN_METADATA.items():
         assert any(f"{name!r} is broken" in w and reason in w for w in warnings), (name, warnings)
 
-    code, _, stderr, _ = run_mlprep(["grade", "add", "--file", str(CORRECT)], home, bank=broken_bank)
+    code, _, stderr, _ = run_mlprep(["grade", "add", "--file", str(CORRECT), "--record"], home, bank=broken_bank)
     assert code == 0, stderr
     code, _, stderr, _ = run_mlprep(["grade", "bad-toml", "--file", str(CORRECT)], home, bank=broken_bank)
     assert code == ExitStatus.USAGE and "'bad-toml' is broken" in one_error_line(stderr)

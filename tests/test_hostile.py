@@ -62,7 +62,7 @@ def grade_case(name: str, exercise: str, folder: Path, *, timeout_s: float | Non
     shutil.copy(HOSTILE / f"{name}.py", submission)
     (submission.parent / "notes.txt").write_text("the learner's notes\n")
     limit = timeout_s if timeout_s is not None else load_bank(RUNNER_BANK).get(exercise).timeout_s
-    args = ["grade", exercise, "--file", str(submission)] + (["--json"] if json_output else []) + (["--timeout", str(timeout_s)] if timeout_s else [])
+    args = ["grade", exercise, "--file", str(submission), "--record"] + (["--json"] if json_output else []) + (["--timeout", str(timeout_s)] if timeout_s else [])
     returncode, stdout, stderr, elapsed = run_mlprep(args, home, bound_s=time_bound(exercise, limit))
     return Graded(returncode, stdout, stderr, elapsed, home, submission)
 

@@ -215,6 +215,38 @@ def test_the_watch_screen_fits_the_terminal_with_the_verdict_by_the_key_bar(term
     assert "╭" not in screen and "kmeans-edge: fail (" in screen  # the loop drew on the alternate screen: the shell's screen is back as it was
 
 
+def test_a_quiz_answered_key_by_key_in_a_terminal(terminal: Terminal, mlprep_home: Path) -> None:
+    """The quiz asks question by question: a single key picks a single-choice option, keys toggle an
+    all-that-apply question's options and Enter confirms, numbers and orderings are typed; then the
+    grade, and the terminal is as it was."""
+    from mlprep import quiz as q
+    from mlprep.bank import load_bank
+
+    bank = Path(__file__).resolve().parent / "fixtures" / "quiz_bank"
+    terminal.env["MLPREP_BANK"] = str(bank)
+    terminal.start("attempt", "units-quiz", width=100, height=40)
+    terminal.wait_for("Q1/6.")
+    exercise = load_bank(bank).get("units-quiz")
+    quiz = q.load_quiz(exercise)
+    presentation, _, _ = q.read_answers_file(quiz, mlprep_home / "workspace" / "units-quiz" / "units_quiz_answers.toml")
+    for number, question_id in enumerate(presentation.questions, start=1):
+        question, answer = quiz.question(question_id), quiz.key[question_id].correct
+        terminal.wait_for(f"Q{number}/6. {question.text}")
+        if question.type == "single":
+            terminal.press(presentation.letter(question_id, answer))
+        elif question.type == "multiple":
+            for option in sorted(answer):
+                terminal.press(presentation.letter(question_id, option))
+            terminal.wait_for(f"selected: {', '.join(sorted(presentation.letter(question_id, i) for i in answer))}")
+            terminal.press("Enter")
+        else:
+            typed = "".join(presentation.letter(question_id, i) for i in answer) if question.type == "ordering" else f"{answer:g}"
+            terminal.press(typed, "Enter")
+    screen = terminal.wait_for_exit(0)
+    assert "units-quiz: PASS — 6 of 6 questions right (100%)" in flat(screen), screen
+    assert terminal_restored(screen), screen
+
+
 def test_manual_run_grades_on_r_and_ctrl_c_quits_cleanly(terminal: Terminal, mlprep_home: Path, fixture_bank: Path) -> None:
     terminal.start("watch", "reverse-words", "--manual-run")
     terminal.wait_for("waiting for you to save the file")

@@ -1,0 +1,650 @@
+"""Concept quizzes: questions with a hidden key, answered in the terminal or in an answers file.
+
+A quiz is a bank folder like any exercise (kind = "quiz"):
+
+    exercises/<id>/exercise.toml   pass_mark (the share of questions right to pass, 0.8 by default)
+    exercises/<id>/prompt.md       what the quiz covers
+    exercises/<id>/quiz.toml       [[question]] id, type (single | multiple | numeric | ordering), text, options, unit
+    solutions/<id>/key.toml        [answer.<question id>] correct | value (+ tolerance | rel_tolerance) | order,
+                                   explanation; [[misconception]] name, summary, answers
+
+A code exercise's interview follow-ups are the same two files, exercises/<id>/followups.toml and
+solutions/<id>/followups_key.toml. The key never reaches the workspace.
+
+Each attempt shows the questions, and each question's options, in an order drawn from a seed that the
+attempt records (in its answers file, `seed = ...`), so an attempt can be replayed; answers are kept
+as option indices of quiz.toml, whatever letters they were shown under. A question's correct answer
+and explanation are shown once the quiz is passed or revealed; before that, a wrong answer that is a
+recorded misconception is named as one.
+
+`python -m mlprep.quiz check ID [--followups]` validates a quiz (a content author's shortcut: the
+self-check runs the same).
+
+Light (no numpy, no torch): the quick commands import it.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+import string
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mlprep.bank import Exercise
+from mlprep.errors import MlprepError
+from mlprep.results import CheckResult, GradeResult
+
+TYPES = ("single", "multiple", "numeric", "ordering")
+DEFAULT_PASS_MARK = 0.8
+LETTERS = string.ascii_lowercase
+TYPE_HELP = {
+    "single": "one letter",
+    "multiple": "every letter that applies, e.g. \"ac\"",
+    "numeric": "a number",
+    "ordering": "all the letters, first to last, e.g. \"cabd\"",
+}
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    type: str
+    text: str
+    options: tuple[str, ...] = ()
+    unit: str = ""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The key of one question: `correct` is an option index (single), a frozenset of them
+    (multiple), a number (numeric: within tolerance, absolute, or rel_tolerance) or a tuple of
+    indices first to last (ordering)."""
+
+    correct: Any
+    explanation: str
+    tolerance: float = 0.0
+    rel_tolerance: float = 0.0
+
+    def accepts(self, response: Any) -> bool:
+        if response is None:
+            return False
+        if isinstance(self.correct, float):
+            bound = max(self.tolerance, self.rel_tolerance * abs(self.correct))
+            return isinstance(response, float) and math.isfinite(response) and abs(response - self.correct) <= bound * (1 + 1e-12) + 1e-12 * abs(self.correct)
+        return response == self.correct
+
+
+@dataclass(frozen=True)
+class Misconception:
+    name: str
+    summary: str
+    answers: dict[str, Any]  # question id -> the response it gives
+
+
+@dataclass(frozen=True)
+class Quiz:
+    id: str
+    title: str
+    questions: tuple[Question, ...]
+    key: dict[str, Answer]
+    misconceptions: tuple[Misconception, ...]
+    pass_mark: float = DEFAULT_PASS_MARK
+
+    def question(self, question_id: str) -> Question:
+        for question in self.questions:
+            if question.id == question_id:
+                return question
+        raise MlprepError(f"{self.id} has no question {question_id!r}")
+
+
+# -- loading -----------------------------------------------------------------------------------------
+
+
+def quiz_files(exercise: Exercise, followups: bool = False) -> tuple[Path, Path]:
+    if followups:
+        return exercise.dir / "followups.toml", exercise.solution_dir / "followups_key.toml"
+    return exercise.dir / "quiz.toml", exercise.solution_dir / "key.toml"
+
+
+def has_followups(exercise: Exercise) -> bool:
+    return all(path.is_file() for path in quiz_files(exercise, followups=True))
+
+
+def _toml(path: Path) -> dict:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise MlprepError(f"missing {path}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise MlprepError(f"{path} does not parse: {exc}") from None
+
+
+def _response(question: Question, value: Any, where: str) -> Any:
+    """A key's or a misconception's answer in the internal form (option indices of quiz.toml)."""
+    n = len(question.options)
+
+    def index(i: Any) -> int:
+        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < n:
+            raise MlprepError(f"{where}: {i!r} is not an option index of {question.id!r} (0 to {n - 1})")
+        return i
+
+    if question.type == "single":
+        return index(value)
+    if question.type == "multiple":
+        if not isinstance(value, list) or not value:
+            raise MlprepError(f"{where}: a multiple-choice answer is a non-empty list of option indices")
+        return frozenset(index(i) for i in value)
+    if question.type == "ordering":
+        if not isinstance(value, list) or sorted(index(i) for i in value) != list(range(n)):
+            raise MlprepError(f"{where}: an ordering is a list of every option index once")
+        return tuple(value)
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise MlprepError(f"{where}: a numeric answer is a number")
+    return float(value)
+
+
+def load_quiz(exercise: Exercise, followups: bool = False) -> Quiz:
+    """The questions and the key, checked: every question answered once, option indices in range."""
+    questions_path, key_path = quiz_files(exercise, followups)
+    questions: list[Question] = []
+    for number, raw in enumerate(_toml(questions_path).get("question", []), start=1):
+        where = f"{questions_path}: question {number}"
+        if not isinstance(raw, dict) or not isinstance(raw.get("id"), str) or not isinstance(raw.get("text"), str):
+            raise MlprepError(f"{where} needs an id and a text")
+        kind = raw.get("type")
+        if kind not in TYPES:
+            raise MlprepError(f"{where} ({raw['id']}): type must be one of {', '.join(TYPES)}, not {kind!r}")
+        options = raw.get("options", [])
+        if kind != "numeric" and (not isinstance(options, list) or not 2 <= len(options) <= len(LETTERS) or not all(isinstance(o, str) for o in options)):
+            raise MlprepError(f"{where} ({raw['id']}): a {kind} question needs 2 or more options (strings)")
+        if kind == "numeric" and options:
+            raise MlprepError(f"{where} ({raw['id']}): a numeric question has no options")
+        if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", raw["id"]):
+            raise MlprepError(f"{where}: the id {raw['id']!r} must be kebab-case (a-z, 0-9, -)")
+        questions.append(Question(raw["id"], kind, raw["text"].strip(), tuple(options), str(raw.get("unit", ""))))
+    ids = [q.id for q in questions]
+    if not questions:
+        raise MlprepError(f"{questions_path}: no [[question]]")
+    if len(set(ids)) != len(ids):
+        raise MlprepError(f"{questions_path}: question ids repeat: {sorted({i for i in ids if ids.count(i) > 1})}")
+    by_id = {q.id: q for q in questions}
+    data = _toml(key_path)
+    answers = data.get("answer", {})
+    if sorted(answers) != sorted(ids):
+        missing, extra = sorted(set(ids) - set(answers)), sorted(set(answers) - set(ids))
+        raise MlprepError(f"{key_path}: the key must answer every question once (missing: {missing or 'none'}, unknown: {extra or 'none'})")
+    key: dict[str, Answer] = {}
+    for question_id, raw in answers.items():
+        question, where = by_id[question_id], f"{key_path}: answer.{question_id}"
+        explanation = raw.get("explanation", "")
+        if not isinstance(explanation, str) or not explanation.strip():
+            raise MlprepError(f"{where}: every answer needs an explanation")
+        field_name = {"single": "correct", "multiple": "correct", "numeric": "value", "ordering": "order"}[question.type]
+        if field_name not in raw:
+            raise MlprepError(f"{where}: a {question.type} answer is given as `{field_name} = ...`")
+        tolerance, rel_tolerance = float(raw.get("tolerance", 0.0)), float(raw.get("rel_tolerance", 0.0))
+        if tolerance < 0 or rel_tolerance < 0:
+            raise MlprepError(f"{where}: tolerances are not negative")
+        key[question_id] = Answer(_response(question, raw[field_name], where), explanation.strip(), tolerance, rel_tolerance)
+    misconceptions = []
+    for raw in data.get("misconception", []):
+        name = raw.get("name") if isinstance(raw, dict) else None
+        if not isinstance(name, str) or not isinstance(raw.get("summary"), str) or not isinstance(raw.get("answers"), dict) or not raw["answers"]:
+            raise MlprepError(f"{key_path}: a [[misconception]] needs a name, a summary and answers")
+        given = {}
+        for question_id, value in raw["answers"].items():
+            if question_id not in by_id:
+                raise MlprepError(f"{key_path}: misconception {name!r} answers an unknown question {question_id!r}")
+            given[question_id] = _response(by_id[question_id], value, f"{key_path}: misconception {name!r}, {question_id}")
+        misconceptions.append(Misconception(name, raw["summary"].strip(), given))
+    pass_mark = float(_toml(exercise.dir / "exercise.toml").get("pass_mark", DEFAULT_PASS_MARK))
+    if not 0 < pass_mark <= 1:
+        raise MlprepError(f"{exercise.dir / 'exercise.toml'}: pass_mark must be in (0, 1]")
+    return Quiz(exercise.id, exercise.title, tuple(questions), key, tuple(misconceptions), pass_mark)
+
+
+# -- an attempt's order: questions and options shuffled by a recorded seed --------------------------
+
+
+@dataclass(frozen=True)
+class Presentation:
+    """The order an attempt shows: `questions` (ids), and per question the option indices in the
+    order of the letters a, b, c..."""
+
+    seed: int
+    questions: tuple[str, ...]
+    options: dict[str, tuple[int, ...]]
+
+    @classmethod
+    def of(cls, quiz: Quiz, seed: int) -> Presentation:
+        rng = random.Random(seed)
+        order = [q.id for q in quiz.questions]
+        rng.shuffle(order)
+        options = {}
+        for question in quiz.questions:
+            shown = list(range(len(question.options)))
+            rng.shuffle(shown)
+            options[question.id] = tuple(shown)
+        return cls(seed, tuple(order), options)
+
+    def letter(self, question_id: str, option: int) -> str:
+        return LETTERS[self.options[question_id].index(option)]
+
+    def option(self, question_id: str, letter: str) -> int | None:
+        position = LETTERS.find(letter)
+        shown = self.options[question_id]
+        return shown[position] if 0 <= position < len(shown) else None
+
+
+def new_seed() -> int:
+    return random.SystemRandom().randrange(1, 2**31)
+
+
+def parse_response(question: Question, presentation: Presentation, text: Any) -> tuple[Any, str]:
+    """(the response in option indices, or None when blank; "" or why it could not be read)."""
+    if question.type == "numeric":
+        if isinstance(text, (int, float)) and not isinstance(text, bool):
+            return float(text), ""
+        raw = str(text).strip().replace(",", "").replace("_", "")
+        if not raw:
+            return None, ""
+        try:
+            value = float(raw)
+        except ValueError:
+            return None, f"{str(text)!r} is not a number"
+        return (value, "") if math.isfinite(value) else (None, f"{str(text)!r} is not a finite number")
+    letters = re.sub(r"[\s,;]+", "", str(text).lower())
+    if not letters:
+        return None, ""
+    chosen = [presentation.option(question.id, c) for c in letters]
+    if any(c is None for c in chosen):
+        valid = LETTERS[: len(question.options)]
+        return None, f"{str(text)!r}: the options are the letters {', '.join(valid)}"
+    if question.type == "single":
+        return (chosen[0], "") if len(chosen) == 1 else (None, f"{str(text)!r}: one letter for a single-choice question")
+    if question.type == "multiple":
+        return frozenset(chosen), ""
+    if sorted(chosen) != list(range(len(question.options))):
+        return None, f"{str(text)!r}: an ordering names every letter once"
+    return tuple(chosen), ""
+
+
+def show_response(question: Question, presentation: Presentation, response: Any) -> str:
+    """A response as the learner's letters (and the options' texts), or the number."""
+    if response is None:
+        return "no answer"
+    if question.type == "numeric":
+        return f"{response:g}" + (f" {question.unit}" if question.unit else "")
+    chosen = [response] if question.type == "single" else sorted(response, key=lambda i: presentation.letter(question.id, i)) \
+        if question.type == "multiple" else list(response)
+    return ", ".join(f"{presentation.letter(question.id, i)}) {question.options[i]}" for i in chosen)
+
+
+# -- the answers file ------------------------------------------------------------------------------
+
+
+def answers_filename(exercise_id: str) -> str:
+    return exercise_id.replace("-", "_") + "_answers.toml"
+
+
+def _comment(text: str, width: int = 96, indent: str = "# ") -> list[str]:
+    import textwrap
+
+    return [indent + line for line in textwrap.wrap(text, width - len(indent)) or [""]]
+
+
+def answers_template(quiz: Quiz, seed: int) -> str:
+    """A TOML answers file: the questions as comments, an empty answer for each, and the seed."""
+    presentation = Presentation.of(quiz, seed)
+    lines = [f"# mlprep quiz: {quiz.id} ({quiz.title})",
+             f"# Answer each question between the quotes, then run `mlprep grade {quiz.id}`.",
+             f"# {len(quiz.questions)} questions; the pass mark is {quiz.pass_mark:.0%}.",
+             "# The seed gives this attempt's order of questions and options: keep it as it is.",
+             f"seed = {seed}", "", "[answers]"]
+    for number, question_id in enumerate(presentation.questions, start=1):
+        question = quiz.question(question_id)
+        lines.append("")
+        lines += _comment(f"Q{number}. {question.text}")
+        lines += [f"#   {presentation.letter(question.id, i)}) {question.options[i]}" for i in presentation.options[question.id]]
+        lines.append(f"# ({TYPE_HELP[question.type]}{', in ' + question.unit if question.unit else ''})")
+        lines.append(f'{question.id} = ""')
+    return "\n".join(lines) + "\n"
+
+
+def read_answers_file(quiz: Quiz, path: Path) -> tuple[Presentation, dict[str, Any], dict[str, str]]:
+    """(the attempt's presentation, responses by question id, problems by question id)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MlprepError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    return read_answers(quiz, text, str(path))
+
+
+def read_answers(quiz: Quiz, text: str, path: str = "the answers file") -> tuple[Presentation, dict[str, Any], dict[str, str]]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise MlprepError(f"{path} is not valid TOML: {exc}; fix it, or `mlprep reset {quiz.id}` for a fresh answers file") from None
+    seed = data.get("seed")
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise MlprepError(f"{path}: the `seed = ...` line is missing or not a number (it gives the order of the options); "
+                          f"`mlprep reset {quiz.id}` writes a fresh answers file")
+    presentation = Presentation.of(quiz, seed)
+    given = data.get("answers", {})
+    if not isinstance(given, dict):
+        raise MlprepError(f"{path}: [answers] must be a table of `question-id = \"answer\"` lines")
+    responses, problems = {}, {}
+    for question in quiz.questions:
+        responses[question.id], problems[question.id] = parse_response(question, presentation, given.get(question.id, ""))
+    return presentation, responses, problems
+
+
+def responses_file(quiz: Quiz, seed: int, responses: dict[str, Any]) -> str:
+    """An answers file holding these responses (the self-check's key and misconception files)."""
+    presentation = Presentation.of(quiz, seed)
+    text = answers_template(quiz, seed)
+    for question in quiz.questions:
+        response = responses.get(question.id)
+        if response is None:
+            continue
+        if question.type == "numeric":
+            value = repr(float(response))
+        elif question.type == "single":
+            value = presentation.letter(question.id, response)
+        elif question.type == "multiple":
+            value = "".join(sorted(presentation.letter(question.id, i) for i in response))
+        else:
+            value = "".join(presentation.letter(question.id, i) for i in response)
+        text = text.replace(f'\n{question.id} = ""\n', f'\n{question.id} = "{value}"\n')
+    return text
+
+
+# -- grading ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class QuizOutcome:
+    quiz: Quiz
+    presentation: Presentation
+    responses: dict[str, Any]
+    right: dict[str, bool] = field(default_factory=dict)
+    misconceptions: dict[str, Misconception] = field(default_factory=dict)  # question id -> the one its wrong answer is
+
+    @property
+    def score(self) -> float:
+        return sum(self.right.values()) / len(self.right)
+
+    @property
+    def passed(self) -> bool:
+        return self.score >= self.quiz.pass_mark - 1e-12
+
+
+def mark(quiz: Quiz, presentation: Presentation, responses: dict[str, Any]) -> QuizOutcome:
+    outcome = QuizOutcome(quiz, presentation, responses)
+    for question in quiz.questions:
+        response = responses.get(question.id)
+        outcome.right[question.id] = quiz.key[question.id].accepts(response)
+        if not outcome.right[question.id] and response is not None:
+            for misconception in quiz.misconceptions:
+                if question.id in misconception.answers and misconception.answers[question.id] == response:
+                    outcome.misconceptions[question.id] = misconception
+                    break
+    return outcome
+
+
+def as_grade(outcome: QuizOutcome, *, reveal: bool, problems: dict[str, str] | None = None) -> GradeResult:
+    """The quiz's grade in the form every grade has: one check per question (in the attempt's order).
+    The key's answer and explanation are in the messages only when `reveal` (passed, or revealed)."""
+    quiz, presentation = outcome.quiz, outcome.presentation
+    reveal = reveal or outcome.passed
+    checks = []
+    for number, question_id in enumerate(presentation.questions, start=1):
+        question, answer = quiz.question(question_id), quiz.key[question_id]
+        right, response = outcome.right[question_id], outcome.responses.get(question_id)
+        parts = [f"your answer: {show_response(question, presentation, response)}."]
+        problem = (problems or {}).get(question_id)
+        if problem:
+            parts.append(f"It could not be read: {problem}.")
+        if not right and question_id in outcome.misconceptions:
+            parts.append(f"That is a common misconception: it {outcome.misconceptions[question_id].summary}.")
+        if reveal:
+            if not right:
+                expected = answer.correct if question.type != "numeric" else answer.correct
+                parts.append(f"The answer: {show_response(question, presentation, expected)}.")
+            parts.append(answer.explanation)
+        name = f"Q{number}. {question.text}"
+        checks.append(CheckResult(name, "pass" if right else "fail", " ".join(parts), {"question": question_id, "type": question.type}))
+    right = sum(outcome.right.values())
+    message = f"{right} of {len(checks)} questions right ({outcome.score:.0%}); the pass mark is {quiz.pass_mark:.0%}"
+    if not reveal and right < len(checks):
+        message += f"; the answers and their explanations open once you pass (or with `mlprep solution {quiz.id} --force`)"
+    return GradeResult(quiz.id, "pass" if outcome.passed else "fail", message, checks, device="")
+
+
+def grade_answers_file(exercise: Exercise, path: Path, *, reveal: bool = False) -> GradeResult:
+    quiz = load_quiz(exercise)
+    presentation, responses, problems = read_answers_file(quiz, path)
+    return as_grade(mark(quiz, presentation, responses), reveal=reveal, problems=problems)
+
+
+# -- answering in the terminal ------------------------------------------------------------------------
+
+
+class QuizAborted(Exception):
+    """The learner left the quiz (q or Ctrl-D at a question): nothing is graded."""
+
+
+class Asker:
+    """Asks questions one by one in the terminal: a single key picks a single-choice option, keys
+    toggle the options of an all-that-apply question (Enter confirms), and numbers and orderings are
+    typed and confirmed with Enter (Backspace edits). stdin that is not a terminal (a pipe) works the
+    same, its characters read as keys. Uses the practice loop's key reader (cbreak mode, restored on
+    every way out)."""
+
+    def __init__(self, stdin: Any, out: Any):
+        from mlprep.watch import Keys
+
+        self.keys = Keys(stdin)
+        self.stream = stdin  # read directly when it has no file descriptor (an in-memory stream)
+        self.out = out  # a rich Console
+        self._pending = ""
+
+    def __enter__(self) -> Asker:
+        self.keys.__enter__()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.keys.__exit__(*exc_info)
+
+    def _key(self) -> str:
+        while not self._pending:
+            if self.keys.fd is None:
+                self._pending = self.stream.read(1) if self.stream is not None else ""
+                if not self._pending:
+                    raise QuizAborted("stdin closed")
+                break
+            if self.keys.closed:
+                raise QuizAborted("stdin closed")
+            self._pending = self.keys.read(0.2)
+        key, self._pending = self._pending[0], self._pending[1:]
+        if key == "\x04":  # Ctrl-D
+            raise QuizAborted("Ctrl-D")
+        return key
+
+    def _write(self, text: str, style: str = "") -> None:
+        from rich.text import Text
+
+        self.out.print(Text(text, style=style), end="")
+        self.out.file.flush()
+
+    def ask(self, question: Question, presentation: Presentation, number: int, total: int) -> Any:
+        from rich.text import Text
+
+        self.out.print(Text(f"\nQ{number}/{total}. ", style="bold").append(question.text, style="bold"))
+        letters = [presentation.letter(question.id, i) for i in presentation.options.get(question.id, ())]
+        for letter, option in zip(letters, (question.options[i] for i in presentation.options.get(question.id, ()))):
+            self.out.print(Text(f"  {letter}) ", style="bold cyan").append(option))
+        if question.type == "single":
+            self._write(f"your answer ({letters[0]}-{letters[-1]}; q quits): ", "dim")
+            while True:
+                key = self._key().lower()
+                if key in letters:
+                    self.out.print(Text(key, style="bold"))
+                    return presentation.option(question.id, key)
+                if key == "q":
+                    raise QuizAborted("q")
+        if question.type == "multiple":
+            chosen: list[str] = []
+            self._write("toggle the letters that apply, Enter when done (q quits): ", "dim")
+            while True:
+                key = self._key().lower()
+                if key in letters:
+                    chosen = [c for c in chosen if c != key] if key in chosen else sorted([*chosen, key])
+                    self._write(f"\r\x1b[2Kselected: {', '.join(chosen) or '(none)'}  (Enter when done) ")
+                elif key in "\r\n" and chosen:
+                    self.out.print()
+                    return frozenset(presentation.option(question.id, c) for c in chosen)
+                elif key == "q":
+                    raise QuizAborted("q")
+        prompt = "a number" + (f" ({question.unit})" if question.unit else "") if question.type == "numeric" else "all the letters, first to last"
+        while True:
+            self._write(f"your answer, {prompt}, then Enter (an empty line quits): ", "dim")
+            typed = ""
+            while True:
+                key = self._key()
+                if key in "\r\n":
+                    self.out.print()
+                    break
+                if key in "\x7f\b":
+                    if typed:
+                        typed = typed[:-1]
+                        self._write("\b \b")
+                elif key.isprintable():
+                    typed += key
+                    self._write(key)
+            if not typed.strip():
+                raise QuizAborted("empty")
+            response, problem = parse_response(question, presentation, typed)
+            if response is not None:
+                return response
+            self.out.print(Text(problem or "that is not an answer", style="yellow"))
+
+
+def ask_questions(quiz: Quiz, presentation: Presentation, stdin: Any, out: Any, only: list[str] | None = None) -> dict[str, Any]:
+    """The learner's responses to the quiz's questions (or `only` these), in the presentation's order."""
+    ids = [q for q in presentation.questions if only is None or q in only]
+    with Asker(stdin, out) as asker:
+        return {question_id: asker.ask(quiz.question(question_id), presentation, number, len(ids)) for number, question_id in enumerate(ids, start=1)}
+
+
+def fill_answers(quiz: Quiz, path: Path, seed: int, responses: dict[str, Any]) -> None:
+    """Write the responses into the attempt's answers file (the attempt can be regraded and replayed)."""
+    from mlprep.workspace import atomic_write
+
+    atomic_write(path, responses_file(quiz, seed, responses))
+
+
+# -- the self-check of a quiz ------------------------------------------------------------------------
+
+
+@dataclass
+class QuizCheck:
+    key: GradeResult | None = None
+    empty: GradeResult | None = None
+    misconceptions: list[tuple[Misconception, GradeResult, list[str]]] = field(default_factory=list)  # (m, grade, questions it got wrong)
+    problems: list[str] = field(default_factory=list)
+
+
+def check_quiz(exercise: Exercise, followups: bool = False, seeds: tuple[int, ...] = (1, 2, 3)) -> QuizCheck:
+    """The key passes (under several seeds: the letters move, the key must not), an empty answers file
+    fails, each misconception's answers file is marked wrong on every question it answers, and the
+    answers file's text reads back as written."""
+    report = QuizCheck()
+    try:
+        quiz = load_quiz(exercise, followups)
+    except MlprepError as exc:
+        report.problems.append(exc.message)
+        return report
+    if not followups and len(quiz.questions) < 6:
+        report.problems.append(f"{len(quiz.questions)} questions: a quiz has at least 6")
+    if not followups and len(quiz.misconceptions) < 2:
+        report.problems.append(f"{len(quiz.misconceptions)} misconceptions: a quiz records at least 2")
+    longest = [q.id for q in quiz.questions if q.type == "single" and _longest_option(q) == quiz.key[q.id].correct]
+    singles = sum(q.type == "single" for q in quiz.questions)
+    if singles >= 3 and len(longest) > LONGEST_SHARE * singles:
+        report.problems.append(f"the right option is the longest one in {len(longest)} of {singles} single-choice questions ({', '.join(longest)}):"
+                               " a test-wise learner passes by length; make the distractors as long and as specific as the answer")
+    key = {q.id: quiz.key[q.id].correct for q in quiz.questions}
+    for seed in seeds:
+        outcome = mark_text(quiz, responses_file(quiz, seed, key))
+        if not all(outcome.right.values()):
+            report.problems.append(f"the key's own answers file (seed {seed}) gets {[q for q, ok in outcome.right.items() if not ok]} wrong")
+    report.key = as_grade(mark_text(quiz, responses_file(quiz, seeds[0], key)), reveal=True)
+    report.empty = as_grade(mark_text(quiz, answers_template(quiz, seeds[0])), reveal=False)
+    if report.empty.passed:
+        report.problems.append("an empty answers file passes")
+    for misconception in quiz.misconceptions:
+        outcome = mark_text(quiz, responses_file(quiz, seeds[0], {**key, **misconception.answers}))
+        wrong = [q for q, ok in outcome.right.items() if not ok]
+        if sorted(wrong) != sorted(misconception.answers):
+            report.problems.append(f"misconception {misconception.name}: marked wrong on {wrong}, but it answers {sorted(misconception.answers)}"
+                                   " (a misconception's answers must be wrong ones)")
+        named = [q for q, m in outcome.misconceptions.items() if m is misconception]
+        if sorted(named) != sorted(misconception.answers):
+            report.problems.append(f"misconception {misconception.name}: named on {named} only")
+        report.misconceptions.append((misconception, as_grade(outcome, reveal=False), wrong))
+    return report
+
+
+LONGEST_SHARE = 0.5  # more of a quiz's single-choice answers than this being the longest option gives the key away
+
+
+def _longest_option(question: Question) -> int | None:
+    """The index of the strictly longest option (by 10% or more), or None."""
+    lengths = sorted(((len(o), i) for i, o in enumerate(question.options)), reverse=True)
+    return lengths[0][1] if lengths[0][0] > 1.1 * lengths[1][0] else None
+
+
+def mark_text(quiz: Quiz, text: str) -> QuizOutcome:
+    presentation, responses, _ = read_answers(quiz, text)
+    return mark(quiz, presentation, responses)
+
+
+def _main(argv: list[str]) -> int:
+    import argparse
+
+    from mlprep.bank import load_bank
+
+    parser = argparse.ArgumentParser(prog="python -m mlprep.quiz", description="Check a quiz (or a code exercise's follow-ups) and show it.")
+    parser.add_argument("command", choices=("check",))
+    parser.add_argument("ids", nargs="+")
+    parser.add_argument("--followups", action="store_true", help="the exercise's interview follow-ups instead of a quiz")
+    args = parser.parse_args(argv)
+    bank, ok = load_bank(), True
+    for exercise_id in args.ids:
+        try:
+            exercise = bank.get(exercise_id)
+        except MlprepError as exc:
+            print(f"{exercise_id}: {exc.message}")
+            ok = False
+            continue
+        report = check_quiz(exercise, followups=args.followups)
+        if report.key is not None:
+            quiz = load_quiz(exercise, args.followups)
+            print(answers_template(quiz, 1))
+            for misconception, _, wrong in report.misconceptions:
+                print(f"misconception {misconception.name}: wrong on {', '.join(wrong)}")
+        for problem in report.problems:
+            print(f"PROBLEM: {problem}")
+        print(f"{exercise_id}: {'OK' if not report.problems else 'NOT OK'}\n")
+        ok = ok and not report.problems
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
