@@ -625,6 +625,9 @@ def _review_questions(store: Store, bank: Bank, due: list, clock: "Clock", conso
     for item in due:
         quiz_id, question_id = item.item_id.split("/", 1)
         quiz = load_quiz(bank.get(quiz_id))
+        if question_id not in {question.id for question in quiz.questions}:
+            console.print(f"{item.item_id}: that question is no longer in {quiz_id}; skipped", style="dim", markup=False)
+            continue
         presentation = Presentation.of(quiz, new_seed())
         console.print(f"\nreview: a question you missed in {quiz_id} ({quiz.title})", style="bold", markup=False)
         try:

@@ -133,18 +133,10 @@ def review_schedule(store: Store, bank: Bank) -> list[DueItem]:
                 if check.status != "pass" and isinstance(question, str):
                     when = parse_iso(graded_at)
                     seeds.append(Seed(QUESTION, f"{exercise_id}/{question}", when + FAILED_REVIEW_AFTER, f"missed in the quiz on {when:%Y-%m-%d}"))
-    questions = {f"{e.id}/{q}" for e in bank.exercises if e.kind == "quiz" for q in _question_ids(e)}
-    states = {key: state for key, state in store.review_states().items() if key[1] in kinds or (key[0] == QUESTION and key[1] in questions)}
+    # A question's state counts while its quiz is in the bank (a question removed since is skipped when its review comes).
+    states = {key: state for key, state in store.review_states().items()
+              if key[1] in kinds or (key[0] == QUESTION and kinds.get(key[1].split("/", 1)[0]) == "quiz")}
     return schedule(seeds, states)
-
-
-def _question_ids(exercise: Exercise) -> list[str]:
-    from mlprep.quiz import load_quiz
-
-    try:
-        return [q.id for q in load_quiz(exercise).questions]
-    except MlprepError:
-        return []
 
 
 def due_reviews(store: Store, bank: Bank, now: datetime) -> list[DueItem]:

@@ -135,7 +135,7 @@ def _plan_from_workspace(rootdir: Path, bank: Bank) -> Plan:
     from mlprep.workspace import attempt_path
 
     plan = Plan("the workspace layout <id>/<id_>.py", rootdir)
-    for exercise in bank.exercises:
+    for exercise in (e for e in bank.exercises if e.graded_by_code):  # quizzes and stories are graded by `mlprep grade`
         path = attempt_path(rootdir, exercise.id)
         if path.is_file():
             plan.targets.append(Target(exercise, path.resolve()))
@@ -168,6 +168,9 @@ def _plan_from_config(path: Path, keys: tuple[str, ...], bank: Bank, data: dict[
             exercise = bank.get(exercise_id)
         except MlprepError as exc:
             plan.problems.append(f"{where}: {exercise_id} = {value!r}: {exc.message}")
+            continue
+        if not exercise.graded_by_code:
+            plan.problems.append(f"{where}: {exercise_id} is a {exercise.kind}: `pytest --mlprep` grades code; `mlprep grade {exercise_id}` grades it")
             continue
         file = (path.parent / value).resolve()
         if not file.exists():

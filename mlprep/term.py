@@ -213,17 +213,21 @@ def rendered_prompt(exercise: Exercise, width: int, color: bool) -> str:
     """The prompt as rich renders its Markdown (what the practice loop shows), at this width. Importing
     rich's Markdown costs more than a quick command's whole budget, so the text is cached per prompt,
     width and colour in the data folder, and rendered again only when one of them changes."""
-    import hashlib
-
     from mlprep.workspace import atomic_write, data_dir
 
-    prompt = exercise.prompt()
-    key = hashlib.sha256(f"{width} {color} {RENDER_FORMAT}\n{prompt}".encode()).hexdigest()[:20]
-    cached = data_dir() / "cache" / "prompts" / f"{exercise.id}-{key}.txt"
     try:
-        return cached.read_text(encoding="utf-8")
+        stat = exercise.prompt_path.stat()
     except OSError:
-        pass
+        stat = None
+    # Keyed by the prompt file's size and modification time: no need to read or hash it when cached.
+    key = f"{width}-{int(color)}-{RENDER_FORMAT}-{stat.st_mtime_ns}-{stat.st_size}" if stat else None
+    cached = data_dir() / "cache" / "prompts" / f"{exercise.id}-{key}.txt"
+    if key is not None:
+        try:
+            return cached.read_text(encoding="utf-8")
+        except OSError:
+            pass
+    prompt = exercise.prompt()
     import io
 
     from rich.console import Console
@@ -235,6 +239,8 @@ def rendered_prompt(exercise: Exercise, width: int, color: bool) -> str:
     # rich pads every line to the width: without the padding, a pipe or a narrower window reads clean
     text = re.sub(r" +((?:\x1b\[[0-9;]*m)*)$", r"\1", console.file.getvalue(), flags=re.M)  # type: ignore[attr-defined]
     try:
+        for older in cached.parent.glob(f"{exercise.id}-{width}-{int(color)}-*.txt"):
+            older.unlink(missing_ok=True)  # renderings of an earlier version of the prompt
         atomic_write(cached, text)
     except OSError:
         pass  # a read-only data folder: rendered each time, still right
