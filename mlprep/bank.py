@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -190,6 +189,8 @@ class Exercise:
         return self.stub_path.read_text(encoding="utf-8")
 
     def bugs(self) -> list[Bug]:
+        import tomllib
+
         path = self.solution_dir / "bugs.toml"
         if not path.exists():
             return []
@@ -249,6 +250,8 @@ def _read_meta(folder: Path, index: dict, fresh: dict) -> dict:
     if known is not None and known[0] == stamp:
         fresh[str(meta_path)] = known
         return known[1]
+    import tomllib  # only for a file the index does not hold: most quick commands never parse TOML
+
     try:
         meta = tomllib.loads(meta_path.read_text(encoding="utf-8"))
     except FileNotFoundError:
