@@ -812,9 +812,10 @@ def grade(
                     from mlprep.render import render_sample_answer
 
                     render_sample_answer(console, exercise)
-            if diagnose_mistake and not result.internal_error:
+            # A quiz names a misconception in its grade, and a story has no code: neither has known-mistake variants or a repro.
+            if diagnose_mistake and not result.internal_error and exercise.graded_by_code:
                 extra["diagnosis"] = _diagnose(store, exercise, result, device.value, None if as_json else console)
-            if repro and not result.internal_error:
+            if repro and not result.internal_error and exercise.graded_by_code:
                 extra["repro"] = _write_repro(exercise, result, path, None if as_json else console)
             extras.append(extra)
             if not as_json and (not batch or verbose):

@@ -373,7 +373,7 @@ def diagnosis_text(bug: Any) -> str:
 
 def diagnosis_rate(report: Any) -> tuple[int, int, int]:
     """(diagnosed as themselves alone, as themselves among others, all bugs)."""
-    bugs = [b for e in report.exercises for b in e.bugs if b.status != "pass" and not b.internal_error]
+    bugs = [b for e in report.exercises if getattr(e, "kind", "code") != "quiz" for b in e.bugs if b.status != "pass" and not b.internal_error]
     alone = sum(b.diagnosed_alone for b in bugs)
     shared = sum(b.name in b.diagnosed_as and not b.diagnosed_alone for b in bugs)
     return alone, shared, len(bugs)
@@ -454,8 +454,9 @@ def render_selfcheck(console: Console, report: Any, *, verbose: bool = True) -> 
     n = len(report.exercises)
     references = sum(o.reference == "pass" for o in report.exercises)
     stubs = sum(o.stub != "pass" for o in report.exercises)
-    bugs = [b for o in report.exercises for b in o.bugs]
+    bugs = [b for o in report.exercises if getattr(o, "kind", "code") != "quiz" for b in o.bugs]
     caught = sum(b.status != "pass" for b in bugs)
+    misconceptions = [b for o in report.exercises if getattr(o, "kind", "code") == "quiz" for b in o.bugs]
     alternatives = [a for o in report.exercises for a in o.alternatives]
     alt_ok = sum(a.status == "pass" for a in alternatives)
     summary = Text()
@@ -464,6 +465,7 @@ def render_selfcheck(console: Console, report: Any, *, verbose: bool = True) -> 
     summary.append(
         f" — references passing {references}/{n}, stubs failing {stubs}/{n}, "
         f"bugs caught {caught}/{len(bugs)}, alternatives passing {alt_ok}/{len(alternatives)}"
+        + (f", quiz misconceptions marked wrong {sum(b.status != 'pass' for b in misconceptions)}/{len(misconceptions)}" if misconceptions else "")
     )
     console.print(summary)
     alone, shared, total = diagnosis_rate(report)

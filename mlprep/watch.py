@@ -488,13 +488,6 @@ class PracticeLoop:
 
     def on_key(self, key: str) -> str | None:
         """Handle one key; return how the loop ends, or None to go on."""
-        if key == " " or key == "b":
-            if self.pages > 1:  # the next page (after the last, the first again); b: the one before
-                self.page = (self.page + (1 if key == " " else -1)) % self.pages
-                self.redraw()
-            elif key == "b":
-                self.note("b pages back when the screen has more than one page", style="dim")
-            return None
         if key in "\r\n\t":
             return None
         if self.pending_quit:
@@ -502,6 +495,13 @@ class PracticeLoop:
             if key == "q":
                 return "quit"
             self.note("the interview goes on")
+            return None
+        if key == " " or key == "b":
+            if self.pages > 1:  # the next page (after the last, the first again); b: the one before
+                self.page = (self.page + (1 if key == " " else -1)) % self.pages
+                self.redraw()
+            elif key == "b":
+                self.note("b pages back when the screen has more than one page", style="dim")
             return None
         key = key.lower()
         if key == "q":
