@@ -89,14 +89,13 @@ def grade_attempt(exercise: Exercise, path: Path, *, device: str = "auto", timeo
 def fresh_stub(exercise: Exercise, path: Path) -> Path | None:
     """Put the untouched stub at `path` (an interview's or a review's own file); an earlier file
     there that differs from the stub is backed up first, never lost. Returns the backup, if any."""
-    stub = starting_text(exercise)
     backup = None
     try:
         if path.is_file():
-            if path.read_bytes() == stub.encode("utf-8"):
+            if is_untouched(exercise, path):  # a quiz's blank answers file too, whatever its seed
                 return None
             backup = backup_file(path)
-        atomic_write(path, stub)
+        atomic_write(path, starting_text(exercise))
     except OSError as exc:
         raise MlprepError(f"cannot write {path}: {exc.strerror or exc}") from None
     return backup

@@ -414,8 +414,7 @@ def as_grade(outcome: QuizOutcome, *, reveal: bool, problems: dict[str, str] | N
             parts.append(f"That is a common misconception: it {outcome.misconceptions[question_id].summary}.")
         if reveal:
             if not right:
-                expected = answer.correct if question.type != "numeric" else answer.correct
-                parts.append(f"The answer: {show_response(question, presentation, expected)}.")
+                parts.append(f"The answer: {show_response(question, presentation, answer.correct)}.")
             parts.append(answer.explanation)
         name = f"Q{number}. {question.text}"
         checks.append(CheckResult(name, "pass" if right else "fail", " ".join(parts), {"question": question_id, "type": question.type}))

@@ -228,7 +228,8 @@ def compact_grade(console: Console, result: GradeResult, *, path: str | None = N
     head = [] if loop else [grade_summary(result, path, headline_only=True)]
     used = sum(_lines(console, part) for part in [*head, *rows])
     groups = failure_groups(result.failed_checks())
-    if groups and used + 1 + _lines(console, failure_text(*groups[0], details=False, width=console.width)) > max_lines:
+    first = failure_text(*groups[0], details=False, width=console.width) if groups else None
+    if first is not None and used + 1 + _lines(console, first) > max_lines:
         rows = compact_rows(result.checks, fold_passes=True)  # room for the first failure before a list of passes
         used = sum(_lines(console, part) for part in [*head, *rows])
     output: list[Text] = []
@@ -239,7 +240,7 @@ def compact_grade(console: Console, result: GradeResult, *, path: str | None = N
     used += sum(_lines(console, part) for part in output)
     failures: list[Text] = []
     for number, (check, names) in enumerate(groups):
-        block = failure_text(check, names, details=False, width=console.width)
+        block = first if not number else failure_text(check, names, details=False, width=console.width)
         if not number and used + 1 + _lines(console, block) + (len(groups) > 1) > max_lines:
             # The first failure is always shown, its input cut to its last lines (the call) to fit.
             without_input = _lines(console, failure_text(check, names, details=False, input_lines=0, width=console.width))

@@ -310,7 +310,7 @@ def print_progress(
              (", ".join(item.exercise_id for item in i.items), "")] for i in interviews
         ], title="interviews", shrink=4)
         out.line()
-    out.line(("streak: ", "bold"), f"{streak[0]} day{'s' * (streak[0] != 1)} (longest {streak[1]})",
+    out.line(("streak: ", "bold"), f"{plural(streak[0], 'day')} (longest {streak[1]})",
              ("   time practised: ", "bold"), duration_text(sum(topic_seconds.values())),
              ("   reviews due: ", "bold"), str(reviews_due) + (" (`mlprep review`)" if reviews_due else ""))
     used = str(sum(shown for shown, _ in hints.values()) + sum(diagnoses.values()))

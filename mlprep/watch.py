@@ -38,6 +38,7 @@ from rich.text import Text
 from mlprep.bank import Bank, Exercise
 from mlprep.clock import Clock
 from mlprep.errors import MlprepError
+from mlprep.practice import is_untouched
 from mlprep.store import Store
 
 if TYPE_CHECKING:
@@ -438,7 +439,7 @@ class PracticeLoop:
             self.watcher = None
         if not self.manual:
             self.watcher = FileWatcher(item.path, self.events.put).start()
-        if item.result is None and not self._is_untouched_stub(item):
+        if item.result is None and item.path.is_file() and not is_untouched(item.exercise, item.path):
             self.regrade()  # work already there: show where it stands
         else:
             self.redraw()
@@ -455,12 +456,6 @@ class PracticeLoop:
         self.leave()
         self.notes = []
         self.enter(self.index + step)
-
-    def _is_untouched_stub(self, item: LoopItem) -> bool:
-        try:
-            return item.path.read_bytes() == item.exercise.stub().encode("utf-8")
-        except OSError:
-            return True
 
     # -- keys --------------------------------------------------------------------------------
 
