@@ -9,6 +9,8 @@ Layout (relative to the bank root):
                                    (a `debug` exercise marks the bugs its stub holds `planted = true`)
     solutions/<id>/alternatives/   other correct implementations (must pass)
     graders/<id>.py                the checks
+A quiz's questions and key, a story's template and sample answer, take the places of the stub and the
+reference (LAYOUTS); neither has a grader.
 
 Where the exercises come from: the bank inside mlprep (a source checkout, or the copy in the wheel),
 or instead the folders $MLPREP_BANK names (several, separated by os.pathsep); and always the packs
@@ -32,7 +34,6 @@ from pathlib import Path
 from mlprep.errors import MlprepError, UnknownExercise
 
 FORMAT_VERSION = 1
-KINDS = ("code", "debug", "quiz", "story")
 DIFFICULTIES = ("easy", "medium", "hard")
 PACK_GROUP = "mlprep.banks"  # the entry point group through which installed packages add exercises
 BUILTIN_PACK = "mlprep"
@@ -117,6 +118,26 @@ def _find_packs() -> list[BankSource]:
 
 
 @dataclass(frozen=True)
+class Layout:
+    """The files of an exercise of one kind: what an attempt starts from (in exercises/<id>/), the hidden
+    answer (in solutions/<id>/), and whether a grader module (graders/<id>.py) judges it."""
+
+    start: str
+    answer: str
+    grader: bool
+
+
+# What each kind of exercise holds (how each kind behaves is mlprep.kinds' business).
+LAYOUTS = {
+    "code": Layout("stub.py", "reference.py", grader=True),
+    "debug": Layout("stub.py", "reference.py", grader=True),  # the stub: the program with its bugs planted
+    "quiz": Layout("quiz.toml", "key.toml", grader=False),  # the questions, the key
+    "story": Layout("template.md", "sample.md", grader=False),  # the STAR template, the sample answer
+}
+KINDS = tuple(LAYOUTS)
+
+
+@dataclass(frozen=True)
 class Bug:
     name: str
     summary: str
@@ -159,10 +180,14 @@ class Exercise:
         return self.dir / "prompt.md"
 
     @property
+    def layout(self) -> Layout:
+        return LAYOUTS[self.kind]
+
+    @property
     def stub_path(self) -> Path:
         """What an attempt starts from: the stub (code, debug), the questions (quiz: the answers file
         is made from them), the STAR template (story)."""
-        return self.dir / {"quiz": "quiz.toml", "story": "template.md"}.get(self.kind, "stub.py")
+        return self.dir / self.layout.start
 
     @property
     def grader_path(self) -> Path:
@@ -175,12 +200,7 @@ class Exercise:
     @property
     def reference_path(self) -> Path:
         """The hidden answer: the reference solution, the quiz's key, the story's sample answer."""
-        return self.solution_dir / {"quiz": "key.toml", "story": "sample.md"}.get(self.kind, "reference.py")
-
-    @property
-    def graded_by_code(self) -> bool:
-        """A grader module runs the learner's code (code and debug); quizzes and stories are marked by mlprep itself."""
-        return self.kind in ("code", "debug")
+        return self.solution_dir / self.layout.answer
 
     def prompt(self) -> str:
         return self.prompt_path.read_text(encoding="utf-8")
@@ -224,6 +244,19 @@ class Bank:
 
     def ids(self) -> list[str]:
         return [e.id for e in self.exercises]
+
+    def matching(self, *, topic: str | None = None, kind: str | None = None, pack: str | None = None) -> list[Exercise]:
+        """The exercises of this topic, kind and pack (None: any); an unknown topic or pack is an error that says what there is."""
+        topics = sorted({e.topic for e in self.exercises})
+        if topic is not None and topic not in topics:
+            import difflib
+
+            close = difflib.get_close_matches(topic, topics, n=2, cutoff=0.5)
+            suggestion = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else f"; topics: {', '.join(topics)}"
+            raise MlprepError(f"no topic {topic!r}{suggestion}")
+        if pack is not None and pack not in self.packs:
+            raise MlprepError(f"no pack {pack!r}; the packs in use: {', '.join(self.packs)}")
+        return [e for e in self.exercises if topic in (None, e.topic) and kind in (None, e.kind) and pack in (None, e.pack)]
 
     def get(self, exercise_id: str) -> Exercise:
         for exercise in self.exercises:
@@ -297,7 +330,7 @@ def _read_exercise(folder: Path, root: Path, pack: str = BUILTIN_PACK, index: di
         raise ValueError(f"timeout_s must be more than 0 seconds, not {exercise.timeout_s:g}")
     if exercise.difficulty not in DIFFICULTIES:
         raise ValueError(f"difficulty {exercise.difficulty!r} is not one of {', '.join(DIFFICULTIES)}")
-    files = [exercise.prompt_path, exercise.stub_path, exercise.reference_path] + ([exercise.grader_path] if exercise.graded_by_code else [])
+    files = [exercise.prompt_path, exercise.stub_path, exercise.reference_path] + ([exercise.grader_path] if exercise.layout.grader else [])
     for required in files:
         if not required.is_file():
             raise ValueError(f"missing {required.relative_to(root)}")

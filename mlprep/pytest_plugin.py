@@ -8,7 +8,7 @@ What is graded, relative to pytest's rootdir:
   `mlprep.toml` with `[exercises]`, or `pyproject.toml` with `[tool.mlprep.exercises]`, or the file
   `--mlprep-config PATH` names (`[tool.mlprep.exercises]` in a pyproject.toml, else `[exercises]`);
 - without a config, the attempts in the workspace layout: `<id>/<id with - as _>.py` for each
-  exercise of the bank (mlprep.workspace.attempt_path).
+  exercise of the bank (its kind's attempt path).
 
 Collection: each mapped file is a pytest File (collected when pytest visits it), holding one node
 per exercise mapped to it, holding one item per check the grader plans for `--mlprep-device`
@@ -38,6 +38,7 @@ import pytest
 
 if TYPE_CHECKING:
     from mlprep.bank import Bank, Exercise
+    from mlprep.practice.grading import Target
     from mlprep.results import CheckResult, GradeResult
 
 DEVICE_CHOICES = ("auto", "cpu", "cuda")
@@ -67,7 +68,7 @@ def pytest_configure(config: pytest.Config) -> None:
     explicit = config.getoption("mlprep_config")
     try:
         if device == "cuda":
-            from mlprep.engine import require_device
+            from mlprep.grading.engine import require_device
 
             require_device(device)
         from mlprep.bank import load_bank
@@ -87,14 +88,6 @@ def pytest_configure(config: pytest.Config) -> None:
 # ---------------------------------------------------------------------------------------------
 # What to grade: the config's mapping, or the workspace layout
 # ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Target:
-    """One file to grade against one exercise."""
-
-    exercise: Exercise
-    path: Path  # absolute, resolved
 
 
 @dataclass
@@ -132,18 +125,22 @@ def plan_targets(rootdir: Path, bank: Bank, config_path: Path | None = None) -> 
 
 
 def _plan_from_workspace(rootdir: Path, bank: Bank) -> Plan:
-    from mlprep.workspace import attempt_path
+    from mlprep.kinds import kind_of
+    from mlprep.practice.grading import Target
 
     plan = Plan("the workspace layout <id>/<id_>.py", rootdir)
-    for exercise in (e for e in bank.exercises if e.graded_by_code):  # quizzes and stories are graded by `mlprep grade`
-        path = attempt_path(rootdir, exercise.id)
-        if path.is_file():
-            plan.targets.append(Target(exercise, path.resolve()))
+    for exercise in bank.exercises:
+        kind = kind_of(exercise)
+        path = kind.attempt_path(rootdir, exercise)
+        if kind.runs_code and path.is_file():  # quizzes and stories are graded by `mlprep grade`
+            plan.targets.append(Target(exercise, path.resolve(), "file"))
     return plan
 
 
 def _plan_from_config(path: Path, keys: tuple[str, ...], bank: Bank, data: dict[str, Any] | None = None) -> Plan:
     from mlprep.errors import MlprepError
+    from mlprep.kinds import kind_of
+    from mlprep.practice.grading import Target
 
     table_name = "[" + ".".join(keys) + "]"
     plan = Plan(f"{path.name} {table_name}", path)
@@ -169,7 +166,7 @@ def _plan_from_config(path: Path, keys: tuple[str, ...], bank: Bank, data: dict[
         except MlprepError as exc:
             plan.problems.append(f"{where}: {exercise_id} = {value!r}: {exc.message}")
             continue
-        if not exercise.graded_by_code:
+        if not kind_of(exercise).runs_code:
             plan.problems.append(f"{where}: {exercise_id} is a {exercise.kind}: `pytest --mlprep` grades code; `mlprep grade {exercise_id}` grades it")
             continue
         file = (path.parent / value).resolve()
@@ -178,7 +175,7 @@ def _plan_from_config(path: Path, keys: tuple[str, ...], bank: Bank, data: dict[
         elif not file.is_file():
             plan.problems.append(f"{where}: {exercise_id} = {value!r}: not a file ({file})")
         else:
-            plan.targets.append(Target(exercise, file))
+            plan.targets.append(Target(exercise, file, "file"))
     return plan
 
 
@@ -306,7 +303,7 @@ class ExerciseNode(pytest.Collector):
         self.output_reported = False
 
     def collect(self) -> Any:
-        from mlprep.engine import IMPORT_CHECK, collect_checks, load_module, module_name, plan_runs
+        from mlprep.grading.engine import IMPORT_CHECK, collect_checks, load_module, module_name, plan_runs
 
         try:
             grader = load_module(module_name("grader", self.exercise.id), self.exercise.grader_path)
@@ -318,10 +315,10 @@ class ExerciseNode(pytest.Collector):
             yield CheckItem.from_parent(self, name=name.replace("::", ": :"), check_name=name)
 
     def setup(self) -> None:
-        from mlprep.engine import grade_file
+        from mlprep.practice.grading import grade_attempt
 
         try:
-            self.result = grade_file(self.exercise, self.path, device=self.device)
+            self.result = grade_attempt(self.exercise, self.path, device=self.device)
         except Exception as exc:  # noqa: BLE001 - the engine raising is mlprep's defect, reported as such on every item
             pytest.fail(f"{DEFECT}: grading {self.exercise.id} raised {type(exc).__name__}: {exc}\n\n{traceback.format_exc()}", pytrace=False)
 
@@ -357,7 +354,7 @@ class CheckItem(pytest.Item):
             return
         if check.status == "skip":
             pytest.skip(check.message or "not run")
-        from mlprep.render import failure_text
+        from mlprep.screen.render import failure_text
 
         result = self.parent.result
         if result is not None and result.output and not self.parent.output_reported:

@@ -46,17 +46,11 @@ def default_workspace() -> Path:
     return Path.home() / "mlprep"
 
 
-ATTEMPT_SUFFIXES = {"quiz": "_answers.toml", "story": ".md"}  # code and debug: .py
-
-
-def attempt_filename(exercise_id: str, kind: str = "code") -> str:
-    # An importable module name: the learner may want to `import focal_loss` from a notebook.
-    return exercise_id.replace("-", "_") + ATTEMPT_SUFFIXES.get(kind, ".py")
-
-
-def attempt_path(workspace: Path, exercise_id: str, kind: str = "code") -> Path:
-    """Where an attempt goes: <workspace>/<id>/<id with _>.py (a quiz's answers file: _answers.toml; a story: .md)."""
-    return Path(workspace).expanduser() / exercise_id / attempt_filename(exercise_id, kind)
+def attempt_path(workspace: Path, exercise_id: str, suffix: str = ".py") -> Path:
+    """Where an attempt goes: <workspace>/<id>/<id with _><suffix>, its kind's suffix (code: .py, a quiz's
+    answers file: _answers.toml, a story: .md). An importable module name: the learner may want to
+    `import focal_loss` from a notebook."""
+    return Path(workspace).expanduser() / exercise_id / (exercise_id.replace("-", "_") + suffix)
 
 
 def _as_bytes(content: str | bytes) -> bytes:

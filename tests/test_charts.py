@@ -1,4 +1,4 @@
-"""Series a failure carries (mlprep.grading.Series) and their pictures (mlprep.charts): from a
+"""Series a failure carries (mlprep.grading.Series) and their pictures (mlprep.screen.charts): from a
 grader's failure through a real grade into the check's details as plain JSON data, and drawn as
 sparklines that fit the terminal."""
 
@@ -14,9 +14,9 @@ import pytest
 from rich.console import Console
 
 from mlprep.bank import load_bank
-from mlprep.charts import BLOCKS, series_text
-from mlprep.diagnosis import fingerprint
-from mlprep.engine import grade_file
+from mlprep.screen.charts import BLOCKS, series_text
+from mlprep.grading.diagnosis import fingerprint
+from mlprep.grading.engine import grade_file
 from mlprep.grading import MAX_SERIES_POINTS, CheckFailed, Series, assert_close, fail, series_on_failure
 from mlprep.results import CheckResult, GradeResult
 

@@ -22,7 +22,7 @@ from typer.testing import CliRunner, Result
 from mlprep.cli import app
 from mlprep.errors import ExitStatus
 from mlprep.results import CheckResult, GradeResult
-from mlprep.store import Store
+from mlprep.progress.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
 COMMANDS = ("list", "show", "attempt", "watch", "interview", "review", "config", "grade", "hint", "solution", "reset", "progress", "selfcheck")
@@ -423,9 +423,9 @@ def _fake_engine(monkeypatch: pytest.MonkeyPatch, result: GradeResult) -> list[d
         calls.append({"id": exercise.id, "path": path, "device": device, "timeout_s": timeout_s})
         return result
 
-    from mlprep.engine import require_device
+    from mlprep.grading.engine import require_device
 
-    monkeypatch.setitem(sys.modules, "mlprep.engine", types.SimpleNamespace(grade_file=grade_file, require_device=require_device))
+    monkeypatch.setitem(sys.modules, "mlprep.grading.engine", types.SimpleNamespace(grade_file=grade_file, require_device=require_device))
     return calls
 
 
@@ -583,16 +583,16 @@ def test_selfcheck_unknown_id() -> None:
 def test_selfcheck_passes_options_through_and_a_broken_exercise_is_a_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli_environment: Path) -> None:
     calls: list[tuple] = []
 
-    def run_selfcheck(bank, ids=None, *, device="auto", on_result=None):
+    from mlprep.kinds import selfcheck
+    from mlprep.kinds.proof import ExerciseSelfCheck
+
+    def run_selfcheck(bank, ids=None, *, device="auto", on_planned=None, on_result=None):
         calls.append((ids, device))
+        on_planned(1)
         on_result("add-one", "reference", GradeResult("add-one", "pass", "", [], duration_s=0.5))
-        outcome = types.SimpleNamespace(id="add-one", reference="pass", stub="error", bugs=[], alternatives=[], generated=[], problems=[], ok=True)
-        return types.SimpleNamespace(ok=True, exercises=[outcome], to_dict=lambda grades=False: {"ok": True, "exercises": []}, submissions=1, wall_s=0.5)
+        return selfcheck.SelfCheckReport([ExerciseSelfCheck("add-one", reference="pass", stub="error")] if ids else [], submissions=1, wall_s=0.5)
 
-    from mlprep import selfcheck
-
-    monkeypatch.setitem(sys.modules, "mlprep.selfcheck", types.SimpleNamespace(
-        run_selfcheck=run_selfcheck, count_variants=selfcheck.count_variants, selfcheck_exercises=selfcheck.selfcheck_exercises))
+    monkeypatch.setattr(selfcheck, "run_selfcheck", run_selfcheck)
     fine = run("selfcheck", "add-one", "--device", "cpu")
     assert fine.exit_code == 0, fine.output
     assert calls == [(["add-one"], "cpu")]
@@ -602,7 +602,7 @@ def test_selfcheck_passes_options_through_and_a_broken_exercise_is_a_miss(tmp_pa
     monkeypatch.setenv("MLPREP_BANK", str(bank))
     broken = run("selfcheck", "--json")
     assert broken.exit_code == ExitStatus.FAILED
-    assert json.loads(broken.stdout) == {"ok": False, "exercises": [], "broken": [{"id": "half-done", "reason": "no exercise.toml"}]}
+    assert json.loads(broken.stdout) == {"ok": False, "submissions": 1, "wall_s": 0.5, "exercises": [], "broken": [{"id": "half-done", "reason": "no exercise.toml"}]}
     assert "half-done" in broken.stderr and "no exercise.toml" in broken.stderr
 
 # -- import weight ---------------------------------------------------------------------------------
@@ -622,7 +622,7 @@ print("rich after the quick commands:", "rich" in sys.modules)
 for args in (["reset", "add-one"], ["solution", "add-one", "--force"], ["review", "--list"], ["config"]):
     result = runner.invoke(app, args)
     assert result.exit_code == 0, (args, result.output)
-heavy = sorted(m for m in ("numpy", "torch", "mlprep.engine", "mlprep.grading") if m in sys.modules)
+heavy = sorted(m for m in ("numpy", "torch", "mlprep.grading.engine", "mlprep.grading") if m in sys.modules)
 print("heavy:", heavy)
 """
     env = {**os.environ, "PYTHONPATH": str(REPO), "MLPREP_BANK": str(cli_environment), "MLPREP_HOME": str(tmp_path / "home")}
@@ -677,7 +677,7 @@ def test_review_list_shows_the_schedule(mlprep_home: Path, cli_environment: Path
 def test_progress_shows_practice_time_and_the_interview_history(mlprep_home: Path) -> None:
     from datetime import UTC, datetime
 
-    from mlprep.store import Interview, InterviewItem
+    from mlprep.progress.store import Interview, InterviewItem
 
     with Store.open_default() as store:
         store.record_practice_time("add-one", "watch", datetime.now(UTC), 125.0)
@@ -718,7 +718,7 @@ def test_time_practised_counts_attempt_edit_grade_from_the_cli(mlprep_home: Path
 
 
 def test_plurals_and_an_interview_asked_for_more_exercises_than_there_are() -> None:
-    from mlprep.term import plural
+    from mlprep.text import plural
 
     assert [plural(1, "minute"), plural(2, "minute"), plural(0.5, "day"), plural(1, "day")] == ["1 minute", "2 minutes", "0.5 days", "1 day"]
     result = run("interview", "--count", "9", "--minutes", "0.01", "--manual-run")

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from mlprep.bank import load_bank
-from mlprep.diagnosis import diagnose
-from mlprep.engine import grade_file
+from mlprep.grading.diagnosis import diagnose
+from mlprep.grading.engine import grade_file
 
 REPO = Path(__file__).resolve().parents[1]
 FILES = REPO / "tests" / "fixtures" / "diagnosis"

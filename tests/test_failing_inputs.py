@@ -18,10 +18,10 @@ import torch
 from bank_bugs import BUGS
 
 from mlprep.bank import load_bank
-from mlprep.engine import grade_file
+from mlprep.grading.engine import grade_file
 from mlprep.grading._files import load_module
-from mlprep.grading._repro import complete
-from mlprep.repro import run_input
+from mlprep.grading._calls import complete
+from mlprep.grading.repro import run_input
 
 REPO = Path(__file__).resolve().parents[1]
 

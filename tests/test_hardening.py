@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 from mlprep.cli import app
 from mlprep.errors import ExitStatus
-from mlprep.store import MIGRATIONS, Store
+from mlprep.progress.store import MIGRATIONS, Store
 
 REPO = Path(__file__).resolve().parents[1]
 CORRECT = FIXTURES / "submissions" / "correct.py"

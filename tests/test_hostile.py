@@ -27,7 +27,7 @@ from mlprep_process import FIXTURES, RUNNER_BANK, integrity, kill_processes_of, 
 
 from mlprep.bank import load_bank
 from mlprep.grading._isolation import available as isolation_available
-from mlprep.store import Store
+from mlprep.progress.store import Store
 
 HOSTILE = FIXTURES / "hostile"
 ISOLATED = isolation_available()  # sandboxes in namespaces of their own: read-only but for scratch, no pids outside

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mlprep.bank import load_bank
-from mlprep.engine import grade_file
+from mlprep.grading.engine import grade_file
 
 REPO = Path(__file__).resolve().parents[1]
 FILES = sorted((REPO / "tests" / "fixtures" / "independent").glob("*.py"))

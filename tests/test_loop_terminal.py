@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from mlprep.store import Store
+from mlprep.progress.store import Store
 
 WAIT_S = 30.0  # generous: a first grade imports the grading stack on a loaded CI machine
 WIDTH, HEIGHT = 120, 50
@@ -219,7 +219,7 @@ def test_a_quiz_answered_key_by_key_in_a_terminal(terminal: Terminal, mlprep_hom
     """The quiz asks question by question: a single key picks a single-choice option, keys toggle an
     all-that-apply question's options and Enter confirms, numbers and orderings are typed; then the
     grade, and the terminal is as it was."""
-    from mlprep import quiz as q
+    from mlprep.kinds import questions as q
     from mlprep.bank import load_bank
 
     bank = Path(__file__).resolve().parent / "fixtures" / "quiz_bank"

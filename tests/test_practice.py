@@ -18,10 +18,11 @@ import pytest
 from mlprep.bank import Exercise, load_bank
 from mlprep.config import load_config, parse_value, set_value
 from mlprep.errors import MlprepError
-from mlprep.interview import pick_exercises
-from mlprep.practice import day_streaks, next_in_order
+from mlprep.practice.interview import pick_exercises
+from mlprep.practice.attempts import next_in_order
+from mlprep.progress.standing import day_streaks
 from mlprep.results import CheckResult, GradeResult
-from mlprep.watch import Changed, FileWatcher, Graded, LoopItem, Regrader, WatchFailed
+from mlprep.practice.watch import Changed, FileWatcher, Graded, LoopItem, Regrader, WatchFailed
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -118,7 +118,7 @@ def test_without_the_flag_nothing_is_collected(pytester: pytest.Pytester, fixtur
 def test_loading_the_plugin_imports_nothing_heavy() -> None:
     """pytest loads every pytest11 plugin in every run: without --mlprep it must cost nothing."""
     code = ("import sys, mlprep.pytest_plugin; "
-            "print(sorted(m for m in ('numpy', 'torch', 'rich', 'mlprep.engine', 'mlprep.bank', 'mlprep.grading') if m in sys.modules))")
+            "print(sorted(m for m in ('numpy', 'torch', 'rich', 'mlprep.grading.engine', 'mlprep.bank', 'mlprep.grading') if m in sys.modules))")
     imported = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert imported == "[]"
 

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mlprep import quiz as q
+from mlprep.kinds import questions as q
 from mlprep.bank import load_bank
 from mlprep.cli import app
 from mlprep.errors import ExitStatus
-from mlprep.store import Store
+from mlprep.progress.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
 QUIZ_BANK = REPO / "tests" / "fixtures" / "quiz_bank"

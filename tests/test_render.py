@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from rich.console import Console
 
-from mlprep import render, term
+from mlprep.screen import render, term
 from mlprep.results import CheckResult, GradeResult
-from mlprep.selfcheck import BugOutcome
+from mlprep.kinds.proof import BugOutcome, ExerciseSelfCheck, VariantOutcome
+from mlprep.kinds.selfcheck import SelfCheckReport
 
 
 def console(width: int = 120) -> Console:
@@ -124,16 +126,15 @@ def _bug(name: str, status: str, caught_by: list[str], diagnosed_as: list[str] |
     return BugOutcome(name, f"{name} summary", status, caught_by, diagnosed)
 
 
-def _report(bugs: list[SimpleNamespace], *, stub: str = "error", alternatives: list | None = None, problems: list[str] | None = None) -> SimpleNamespace:
+def _report(bugs: list[BugOutcome], *, stub: str = "error", alternatives: list | None = None, problems: list[str] | None = None) -> SelfCheckReport:
     problems = problems if problems is not None else [f"bug {b.name} passes" for b in bugs if b.status == "pass"]
-    exercise = SimpleNamespace(id="adamw", reference="pass", stub=stub, bugs=bugs, alternatives=alternatives or [], generated=[], problems=problems, ok=not problems)
-    return SimpleNamespace(exercises=[exercise], ok=exercise.ok)
+    return SelfCheckReport([ExerciseSelfCheck("adamw", reference="pass", stub=stub, bugs=bugs, alternatives=alternatives or [], problems=problems)])
 
 
 def test_kill_table_names_the_catching_checks_and_flags_misses() -> None:
     report = _report(
         [_bug("no_bias_correction", "fail", ["lockstep float64", "first step"]), _bug("wrong_decay", "pass", [])],
-        alternatives=[SimpleNamespace(name="torch_builtin", status="fail", failed=["fp16 grads"])],
+        alternatives=[VariantOutcome(name="torch_builtin", status="fail", failed=["fp16 grads"])],
     )
     c = console(160)
     render.render_selfcheck(c, report)
@@ -181,16 +182,23 @@ def test_the_loops_exercise_table_is_mlprep_lists() -> None:
     assert rows == {"a": "todo", "b": "passed"}
 
 
-def test_solution_with_and_without_a_diff() -> None:
+def test_solution_with_and_without_a_diff(tmp_path: Path) -> None:
+    from mlprep.bank import load_bank
+    from mlprep.kinds import kind_of
+
+    exercise = load_bank(Path(__file__).parent / "fixtures" / "bank").get("add-one")
+    mine = tmp_path / "add_one.py"
+    mine.write_text(exercise.reference_path.read_text().replace("+ 1", "+ 2"))
     c = console()
-    render.render_solution(c, "def f():\n    return 1\n", "--- a\n+++ b\n-    return 2\n+    return 1\n", attempt="/ws/f.py")
+    render.render_shown(c, kind_of(exercise).solution(exercise, mine))
     out = text_of(c)
-    assert "return 1" in out and "-    return 2" in out and "/ws/f.py" in out
+    assert "+ 1" in out and "-    return x + 2" in out and str(mine) in out
     c = console()
-    render.render_solution(c, "x = 1\n", None, attempt=None)
+    render.render_shown(c, kind_of(exercise).solution(exercise, None))
     assert "no attempt of yours" in text_of(c)
+    mine.write_text(exercise.reference_path.read_text())
     c = console()
-    render.render_solution(c, "x = 1\n", "", attempt="/ws/f.py")
+    render.render_shown(c, kind_of(exercise).solution(exercise, mine))
     assert "identical to the reference" in text_of(c)
 
 
@@ -200,7 +208,7 @@ def test_hint_text() -> None:
     assert text_of(c).strip() == "hint 2/3: use [brackets] freely"
 
 
-# -- plain output of the quick commands (mlprep.term) ----------------------------------------------
+# -- plain output of the quick commands (mlprep.screen.term) ----------------------------------------------
 
 
 def test_plain_tables_fit_the_terminal_and_style_only_when_asked() -> None:

@@ -16,8 +16,8 @@ import pytest
 from bank_bugs import PHASE_A_BUGS as BUGS
 
 from mlprep.bank import load_bank
-from mlprep.engine import grade_file
-from mlprep.repro import MARKER, write_repro_scripts
+from mlprep.grading.engine import grade_file
+from mlprep.grading.repro import MARKER, write_repro_scripts
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE_BANK = REPO / "tests" / "fixtures" / "bank"

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from mlprep.bank import load_bank
-from mlprep.practice import due_reviews, review_schedule
+from mlprep.practice.review import due_reviews, review_schedule
 from mlprep.results import CheckResult, GradeResult
-from mlprep.review import FAILED_REVIEW_AFTER, MIN_EASINESS, PASSED_REVIEW_AFTER, GradeHistory, ReviewState, quality, schedule, seeds_from_grades, sm2
-from mlprep.store import Store
+from mlprep.progress.schedule import FAILED_REVIEW_AFTER, MIN_EASINESS, PASSED_REVIEW_AFTER, ReviewState, exercise_seed, quality, schedule, sm2
+from mlprep.progress.store import Store
 
 T0 = datetime(2030, 1, 1, 8, 0, tzinfo=UTC)
 
@@ -66,16 +66,13 @@ def test_quality_of_an_exercise_review(passed: bool, hints_used: int, expected: 
 
 
 def test_seeds_bring_back_failures_after_a_day_and_passes_after_two_weeks() -> None:
-    seeds = seeds_from_grades({
-        "knn": GradeHistory("code", T0, last_passed=False),
-        "adamw": GradeHistory("code", T0, last_passed=True),
-    })
+    seeds = [exercise_seed("code", "knn", T0, last_passed=False), exercise_seed("code", "adamw", T0, last_passed=True)]
     due = {s.item_id: s.due_at for s in seeds}
     assert due == {"knn": T0 + FAILED_REVIEW_AFTER, "adamw": T0 + PASSED_REVIEW_AFTER}
 
 
 def test_a_reviewed_items_state_overrides_its_seed() -> None:
-    seeds = seeds_from_grades({"knn": GradeHistory("code", T0, last_passed=False)})
+    seeds = [exercise_seed("code", "knn", T0, last_passed=False)]
     reviewed = sm2(ReviewState(), 5, T0 + timedelta(days=2))
     items = schedule(seeds, {("code", "knn"): reviewed, ("quiz-question", "losses/3"): sm2(ReviewState(), 1, T0)})
     assert [(i.kind, i.item_id, i.due_at) for i in items] == [

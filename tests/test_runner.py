@@ -10,8 +10,8 @@ import pytest
 from mlprep_process import processes_naming, wait_until
 
 from mlprep.bank import load_bank
-from mlprep import engine
-from mlprep.engine import IMPORT_CHECK, grade_file
+from mlprep.grading import engine
+from mlprep.grading.engine import IMPORT_CHECK, grade_file
 from mlprep.grading import Call
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -228,7 +228,7 @@ def test_cuda_scenarios_skip_without_a_gpu_and_never_pass_there(softplus_exercis
 
 
 def test_device_option_selects_the_runs(softplus_exercise):
-    from mlprep.engine import collect_checks, cuda_available, load_module, plan_runs
+    from mlprep.grading.engine import collect_checks, cuda_available, load_module, plan_runs
     from mlprep.errors import MlprepError
 
     cpu_only = statuses(grade_file(softplus_exercise, softplus_exercise.reference_path, device="cpu"))

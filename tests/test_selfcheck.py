@@ -4,7 +4,7 @@ import shutil
 from pathlib import Path
 
 from mlprep.bank import load_bank
-from mlprep.selfcheck import run_selfcheck
+from mlprep.kinds.selfcheck import run_selfcheck
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -48,16 +48,19 @@ def test_a_rejected_alternative_is_a_miss(tmp_path):
 
 def test_a_reference_that_uses_most_of_the_time_limit_is_a_problem():
     """timeout_s bounds a whole grade: a reference that needs most of it leaves a slower correct solution no time."""
+    from mlprep.kinds import kind_of
+    from mlprep.kinds.code import REFERENCE_SHARE_OF_LIMIT
+    from mlprep.kinds.proof import ToGrade
     from mlprep.results import CheckResult, GradeResult
-    from mlprep.selfcheck import REFERENCE_SHARE_OF_LIMIT, _judge
 
     exercise = load_bank(FIXTURES / "runner_bank").get("add")
-    bugs = {b.name: b for b in exercise.bugs()}
 
     def reference_taking(seconds):
         checks = [CheckResult("imports", "pass", duration_s=0.1), CheckResult("adds", "pass", duration_s=seconds)]
         caught = GradeResult("add", "fail", "", [CheckResult("adds", "fail")])
-        return _judge(exercise, [("reference", "reference", GradeResult("add", "pass", "", checks)), ("bug", "subtracts", caught)], bugs, "cpu")
+        graded = [(ToGrade("reference", "reference", exercise.reference_path), GradeResult("add", "pass", "", checks)),
+                  (ToGrade("bug", "subtracts", exercise.reference_path), caught)]
+        return kind_of(exercise).prove(exercise, graded, "cpu")
 
     assert reference_taking(0.1 * exercise.timeout_s).ok
     slow = reference_taking(REFERENCE_SHARE_OF_LIMIT * exercise.timeout_s)

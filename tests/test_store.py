@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from mlprep import store as store_module
+from mlprep.progress import store as store_module
 from mlprep.errors import ExitStatus
 from mlprep.results import CheckResult, GradeResult
-from mlprep.store import MIGRATIONS, Interview, InterviewItem, Store, StoreError
+from mlprep.progress.store import MIGRATIONS, Interview, InterviewItem, Store, StoreError
 
 
 def make_result(exercise_id: str = "adamw", status: str = "fail", *, internal_error: bool = False, tag: str = "") -> GradeResult:

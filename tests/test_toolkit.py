@@ -7,7 +7,7 @@ import torch
 from mlprep.grading import (Call, CheckFailed, Interface, Opaque, Submission, as_float, assert_close, assert_dtype, assert_equal,
                             assert_finite, assert_keeps_precision, assert_returns_like, assert_shape, expect_sequence, fail, on_input,
                             reported_message, request_as_call, shrink_on_failure, tolerance_for)
-from mlprep.grading._repro import complete, literal
+from mlprep.grading._calls import complete, literal
 from mlprep.grading._wire import decode
 
 

@@ -28,7 +28,7 @@ def test_defaults_without_mlprep_home(monkeypatch: pytest.MonkeyPatch, tmp_path:
 
 def test_attempt_path_is_an_importable_module_name(tmp_path: Path) -> None:
     assert workspace.attempt_path(tmp_path, "focal-loss") == tmp_path / "focal-loss" / "focal_loss.py"
-    assert workspace.attempt_filename("kmeans-edge") == "kmeans_edge.py"
+    assert workspace.attempt_path(tmp_path, "kmeans-edge", "_answers.toml").name == "kmeans_edge_answers.toml"
 
 
 def _leftovers(folder: Path) -> list[str]:

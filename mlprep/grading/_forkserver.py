@@ -18,19 +18,17 @@ The server also:
 - exits, killing every child, when the judge goes away (its end of the socket closes).
 Sandboxes see the judge's environment variables as they were when the server started.
 
-Client: `fork_server()` returns the process-wide ForkServer, started on first use; `prestart(name,
-path)` starts it early, loading that grader, so that its imports overlap with the judge's own.
-Server: `python -m mlprep.grading._forkserver SOCKET_FD [GRADER_MODULE GRADER_PATH]`.
+This module is the client, in the judge: `fork_server()` returns the process-wide ForkServer, started
+on first use; `prestart(name, path)` starts it early, loading that grader, so that its imports overlap
+with the judge's own. The server is mlprep.grading._server (`python -m mlprep.grading._server
+SOCKET_FD [GRADER_MODULE GRADER_PATH]`); the process helpers both use are here.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import os
-import resource
 import select
-import signal
 import socket
 import struct
 import subprocess
@@ -40,8 +38,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from mlprep.grading import _isolation
-from mlprep.grading._files import load_module
+import mlprep.grading._isolation as _isolation
 
 START_TIMEOUT_S = 120.0  # importing torch on a loaded machine is slow
 MAX_CONTROL_BYTES = 1 << 20
@@ -54,7 +51,7 @@ class ForkServerError(Exception):
     """mlprep's fork server could not start or stopped answering: mlprep's failure, not the learner's."""
 
 
-def _prctl(option: int, value: int) -> bool:
+def prctl(option: int, value: int) -> bool:
     """Linux prctl; False where it is not available (the server still works, with less cleanup)."""
     try:
         return _isolation.libc.prctl(option, value, 0, 0, 0) == 0
@@ -62,12 +59,12 @@ def _prctl(option: int, value: int) -> bool:
         return False
 
 
-def _send_message(sock: socket.socket, obj: Any, fds: tuple[int, ...] = ()) -> None:
+def send_message(sock: socket.socket, obj: Any, fds: tuple[int, ...] = ()) -> None:
     data = json.dumps(obj).encode()
     socket.send_fds(sock, [struct.pack("<I", len(data)) + data], list(fds))
 
 
-def _receive_message(sock: socket.socket, max_fds: int = 0) -> tuple[Any, list[int]]:
+def receive_message(sock: socket.socket, max_fds: int = 0) -> tuple[Any, list[int]]:
     """One message; ({}, []) when the other end has closed."""
     data, fds, _, _ = socket.recv_fds(sock, MAX_CONTROL_BYTES, max_fds)
     if not data:
@@ -99,7 +96,7 @@ class ForkServer:
         # oversubscribe the cores.
         env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "mlprep.grading._forkserver", str(theirs.fileno()), *(preload or ())],
+            [sys.executable, "-m", "mlprep.grading._server", str(theirs.fileno()), *(preload or ())],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=self._errors,  # a file, not a pipe nobody drains: read only if it fails to start
@@ -114,7 +111,7 @@ class ForkServer:
         if self._ready:
             return
         ready, _, _ = select.select([self._sock], [], [], START_TIMEOUT_S)
-        message, _ = _receive_message(self._sock) if ready else ({}, [])
+        message, _ = receive_message(self._sock) if ready else ({}, [])
         if message.get("ready") is not True:
             self._process.kill()
             self._process.wait()
@@ -129,8 +126,8 @@ class ForkServer:
         with self._lock:
             try:
                 self._wait_ready()
-                _send_message(self._sock, {"op": "spawn", "config": config, "workdir": workdir}, fds)
-                reply, _ = _receive_message(self._sock)
+                send_message(self._sock, {"op": "spawn", "config": config, "workdir": workdir}, fds)
+                reply, _ = receive_message(self._sock)
             except OSError as exc:
                 raise ForkServerError(f"the grading worker stopped answering: {exc}") from None
         if "pid" not in reply:
@@ -193,173 +190,3 @@ def descendants_of(pid: int) -> list[int]:
         frontier = {child for child, parent in parents.items() if parent in frontier}
         found += sorted(frontier)
     return found
-
-
-def _kill_group(pid: int) -> None:
-    for kill in (os.killpg, os.kill):
-        try:
-            kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
-def _max_fd() -> int:
-    limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-    return 1 << 20 if limit == resource.RLIM_INFINITY else limit
-
-
-def _unbuffered_text(fd: int) -> io.TextIOWrapper:
-    return io.TextIOWrapper(open(fd, "wb", buffering=0, closefd=False), encoding="utf-8", errors="backslashreplace", write_through=True)
-
-
-class _Server:
-    def __init__(self, sock: socket.socket):
-        self.sock = sock
-        self.status_fds: dict[int, int] = {}  # sandbox pid -> write end of its status pipe
-        self.isolated = _isolation.available()
-
-    def load_grader(self, name: str, path: str) -> None:
-        try:
-            load_module(name, path)
-        except BaseException:
-            pass  # the sandbox loads it again and reports the failure (mlprep's, not the learner's)
-
-    def spawn(self, request: dict[str, Any], fds: list[int]) -> None:
-        if len(fds) != 4:
-            for fd in fds:
-                os.close(fd)
-            _send_message(self.sock, {"error": f"expected 4 file descriptors, got {len(fds)}"})
-            return
-        config = request["config"]
-        self.load_grader(config["grader_module"], config["grader"])
-        pid = os.fork()
-        if pid == 0:
-            self.become_sandbox(config, request["workdir"], *fds)
-        try:
-            os.setpgid(pid, pid)  # also done by the child: whichever runs first, the judge can kill the group
-        except OSError:
-            pass
-        fd_in, fd_out, output, status = fds
-        for fd in (fd_in, fd_out, output):
-            os.close(fd)
-        self.status_fds[pid] = status
-        _send_message(self.sock, {"pid": pid, "isolated": self.isolated})
-
-    def become_sandbox(self, config: dict[str, Any], workdir: str, fd_in: int, fd_out: int, output: int, status: int) -> None:
-        """In the forked child: shed the server's state, then serve the judge. Never returns."""
-        code = 70
-        try:
-            os.setpgid(0, 0)
-            _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the server gone means the judge is gone
-            _prctl(PR_SET_CHILD_SUBREAPER, 1)  # what the learner's code forks stays below the sandbox (pid 1 when isolated)
-            signal.set_wakeup_fd(-1)
-            for signum in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
-                signal.signal(signum, signal.SIG_DFL)
-            null = os.open(os.devnull, os.O_RDONLY)
-            os.dup2(null, 0)
-            os.dup2(output, 1)
-            os.dup2(output, 2)
-            # Close everything else the server holds: its socket, its wakeup pipe, other children's pipes.
-            keep = sorted((fd_in, fd_out, status))
-            for low, high in zip([2, *keep], [*keep, _max_fd()]):
-                os.closerange(low + 1, high)
-            if self.isolated:
-                self.isolate(workdir, fd_in, fd_out, status)
-            os.close(status)
-            # Unbuffered text streams on the output pipe: prints made just before a crash still arrive.
-            sys.stdout = _unbuffered_text(1)
-            sys.stderr = _unbuffered_text(2)
-            os.chdir(workdir)
-            os.environ["TMPDIR"] = tempfile.tempdir = workdir  # the only place it may write
-            from mlprep.grading import _sandbox
-
-            _sandbox.serve(config, fd_in, fd_out)
-            code = 0
-        except BaseException:
-            code = 70
-        finally:
-            os._exit(code)
-
-    def isolate(self, workdir: str, fd_in: int, fd_out: int, status: int) -> None:
-        """Turn this process into A (see _isolation), which returns only in B, the sandbox proper."""
-        _isolation.enter_namespaces()
-        sandbox = os.fork()
-        if sandbox == 0:
-            _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-            _isolation.seal(workdir)
-            return
-        os.close(fd_in)
-        os.close(fd_out)
-        _, wait_status = os.waitpid(sandbox, 0)
-        os.write(status, struct.pack("<q", wait_status))  # the judge reads the first status only
-        os._exit(0)
-
-    def reap(self) -> None:
-        while True:
-            try:
-                pid, wait_status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
-            status_fd = self.status_fds.pop(pid, None)
-            if status_fd is None:
-                continue  # an orphan the server adopted and killed
-            try:
-                os.write(status_fd, struct.pack("<q", wait_status))
-            except OSError:
-                pass
-            os.close(status_fd)
-            self.kill_orphans()
-
-    def kill_orphans(self) -> None:
-        """Kill what finished sandboxes left running (re-parented to this subreaper)."""
-        for pid in children_of(os.getpid()):
-            if pid not in self.status_fds:
-                _kill_group(pid)
-
-    def shutdown(self) -> None:
-        for pid in list(self.status_fds) + children_of(os.getpid()):
-            _kill_group(pid)
-
-    def serve(self) -> None:
-        wakeup_r, wakeup_w = os.pipe()
-        os.set_blocking(wakeup_w, False)
-        signal.set_wakeup_fd(wakeup_w)
-        signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so that SIGCHLD reaches the wakeup fd
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the judge decides when we stop
-        _send_message(self.sock, {"ready": True})
-        try:
-            while True:
-                try:
-                    ready, _, _ = select.select([self.sock, wakeup_r], [], [])
-                except InterruptedError:
-                    continue
-                if wakeup_r in ready:
-                    os.read(wakeup_r, 4096)
-                    self.reap()
-                if self.sock in ready:
-                    request, fds = _receive_message(self.sock, max_fds=4)
-                    if not request:
-                        return  # the judge has gone
-                    if request.get("op") == "spawn":
-                        self.spawn(request, fds)
-        finally:
-            self.shutdown()
-
-
-def main() -> None:
-    sock = socket.socket(fileno=int(sys.argv[1]))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a segfaulting sandbox leaves no core file behind
-    _prctl(PR_SET_CHILD_SUBREAPER, 1)
-    import mlprep.grading  # noqa: F401  (the toolkit every grader imports, and numpy with it)
-    import mlprep.grading._sandbox  # noqa: F401
-
-    server = _Server(sock)
-    if len(sys.argv) == 4:
-        server.load_grader(sys.argv[2], sys.argv[3])
-    server.serve()
-
-
-if __name__ == "__main__":
-    main()

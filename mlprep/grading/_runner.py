@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mlprep.grading import _wire
+import mlprep.grading._wire as _wire
 from mlprep.grading._forkserver import ForkServerError, children_of, descendants_of, fork_server
 
 OUTPUT_KEEP_BYTES = 16 * 1024  # what we keep of the learner's prints, to show them

@@ -20,7 +20,7 @@ import sys
 import traceback
 from typing import Any
 
-from mlprep.grading import _wire
+import mlprep.grading._wire as _wire
 from mlprep.grading._files import load_module as _load_module  # the grader comes loaded by the fork server
 
 # Bound now, before the learner's code can replace them.

@@ -20,13 +20,10 @@ from __future__ import annotations
 
 import os
 import queue
-import re
-import select
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -38,13 +35,15 @@ from rich.text import Text
 from mlprep.bank import Bank, Exercise
 from mlprep.clock import Clock
 from mlprep.errors import MlprepError
-from mlprep.practice import is_untouched
-from mlprep.store import Store
+from mlprep.kinds import kind_of
+from mlprep.practice.attempts import next_in_order, reveal_solution, start_attempt
+from mlprep.practice.grading import grade_attempt
+from mlprep.progress.store import Store
+from mlprep.screen.keys import Keys
 
 if TYPE_CHECKING:
     from mlprep.results import GradeResult
 
-ESCAPE_SEQUENCE = re.compile(r"\x1b(\[[0-9;?]*[ -/]*[@-~]|O.|.)?")
 TICK_S = 0.1  # how often the loop looks at the event queue and the countdown
 DEBOUNCE_MS = 800  # watchfiles groups the events of one save (write, rename, chmod) into one
 
@@ -141,75 +140,6 @@ class Terminated(Exception):
 # -- the terminal ----------------------------------------------------------------------------------
 
 
-class Keys:
-    """Key presses from stdin. On a terminal: cbreak mode while open, the saved settings restored
-    on close. Elsewhere (a pipe, a file): its characters are keys too; at its end, keys stop.
-    Keys read but not used (typed ahead of the loop's end) are given back (`unread`) for the next
-    reader of the same stdin: the interview's follow-up questions."""
-
-    _typed_ahead: dict[int, str] = {}  # file descriptor -> keys read from it and given back
-
-    def __init__(self, stream: TextIO):
-        try:
-            self.fd: int | None = stream.fileno()
-        except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
-            self.fd = None
-        self.is_terminal = self.fd is not None and os.isatty(self.fd)
-        self.closed = self.fd is None
-        self._saved: list[Any] | None = None
-
-    def __enter__(self) -> Keys:
-        self.raw_mode()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.restore()
-
-    def raw_mode(self) -> None:
-        if self.is_terminal:
-            import termios
-            import tty
-
-            if self._saved is None:
-                self._saved = termios.tcgetattr(self.fd)
-            tty.setcbreak(self.fd, termios.TCSANOW)
-
-    def restore(self) -> None:
-        if self._saved is not None:
-            import termios
-
-            termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
-
-    @contextmanager
-    def suspended(self) -> Iterator[None]:
-        """The terminal as the learner left it (for an editor), then back to cbreak."""
-        self.restore()
-        try:
-            yield
-        finally:
-            self.raw_mode()
-
-    def unread(self, keys: str) -> None:
-        if keys and self.fd is not None:
-            Keys._typed_ahead[self.fd] = keys + Keys._typed_ahead.get(self.fd, "")
-
-    def read(self, timeout_s: float) -> str:
-        """The keys pressed within `timeout_s` ("" if none)."""
-        if self.fd is not None and Keys._typed_ahead.get(self.fd):
-            return Keys._typed_ahead.pop(self.fd)
-        if self.closed:
-            return ""
-        ready, _, _ = select.select([self.fd], [], [], timeout_s)
-        if not ready:
-            return ""
-        data = os.read(self.fd, 64)
-        if not data:
-            self.closed = True
-            return ""
-        # Arrow and function keys arrive as escape sequences ("\x1b[A"): not keys of the loop.
-        return ESCAPE_SEQUENCE.sub("", data.decode("utf-8", errors="ignore"))
-
-
 # -- the file watcher and the grader thread --------------------------------------------------------
 
 
@@ -296,12 +226,6 @@ class Regrader:
                 self._post(GradeCrashed(item, f"internal error in mlprep while grading (not your code): {type(exc).__name__}: {exc}"))
 
 
-def grade_exercise(exercise: Exercise, path: Path) -> GradeResult:
-    from mlprep.engine import grade_file  # heavy (numpy, torch): imported by the grader thread on its first grade
-
-    return grade_file(exercise, path)
-
-
 # -- the loop --------------------------------------------------------------------------------------
 
 
@@ -317,7 +241,7 @@ class PracticeLoop:
         console: Console,
         stdin: TextIO | None = None,
         manual: bool = False,
-        grade: Callable[[Exercise, Path], GradeResult] = grade_exercise,
+        grade: Callable[[Exercise, Path], GradeResult] = grade_attempt,
         open_editor_first: bool = False,
     ):
         if not items:
@@ -439,7 +363,7 @@ class PracticeLoop:
             self.watcher = None
         if not self.manual:
             self.watcher = FileWatcher(item.path, self.events.put).start()
-        if item.result is None and item.path.is_file() and not is_untouched(item.exercise, item.path):
+        if item.result is None and item.path.is_file() and not kind_of(item.exercise).is_untouched(item.exercise, item.path):
             self.regrade()  # work already there: show where it stands
         else:
             self.redraw()
@@ -554,7 +478,7 @@ class PracticeLoop:
         self.note(f"diagnosing: comparing this grade with the {len(item.exercise.bugs())} known mistakes of {item.exercise.id}…", style="dim")
 
         def work() -> None:
-            from mlprep.diagnosis import diagnose
+            from mlprep.grading.diagnosis import diagnose
 
             try:
                 self.events.put(Diagnosed(item, result, diagnose(item.exercise, result)))
@@ -598,7 +522,7 @@ class PracticeLoop:
         self.move(+1)
 
     def show_list(self) -> None:
-        from mlprep.render import exercise_table, loop_items_table
+        from mlprep.screen.render import exercise_table, loop_items_table
 
         if self.policy.mode == "watch":
             color = self.console.color_system is not None and not self.console.no_color
@@ -615,18 +539,9 @@ class PracticeLoop:
         if not self.passed_here():
             self.note(f"the solution opens once {self.item.exercise.id} passes", style="yellow")
             return
-        import difflib
+        from mlprep.screen.render import shown_view
 
-        from mlprep.render import solution_view
-
-        exercise = self.item.exercise
-        self.store.record_reveal(exercise.id, forced=False)
-        reference = exercise.reference_path.read_text(encoding="utf-8")
-        mine = self.item.path.read_text(encoding="utf-8", errors="replace")
-        diff = "".join(difflib.unified_diff(
-            mine.splitlines(keepends=True), reference.splitlines(keepends=True), fromfile=f"your attempt ({self.item.path.name})", tofile="reference",
-        ))
-        self.show(solution_view(reference, diff, attempt=str(self.item.path)))
+        self.show(shown_view(reveal_solution(self.store, self.item.exercise, attempt=self.item.path)))
 
     def open_editor(self) -> None:
         from mlprep.workspace import open_in_editor
@@ -711,7 +626,7 @@ class PracticeLoop:
         """The whole screen again. On a terminal it fits the window: the exercise at the top, the notes,
         the verdict and the key bar at the bottom, and between them as much of the body as fits (space
         pages through the rest). Elsewhere (a pipe) everything is written out, the key bar last."""
-        from mlprep.render import loop_screen
+        from mlprep.screen.render import loop_screen
 
         item = self.item
         if item.result is not None:
@@ -769,12 +684,12 @@ class PracticeLoop:
     def countdown(self) -> str | None:
         if self.policy.deadline is None:
             return None
-        from mlprep.render import countdown_text
+        from mlprep.screen.render import countdown_text
 
         return countdown_text(self.policy.deadline - self.clock.monotonic())
 
     def draw_footer(self) -> None:
-        from mlprep.render import key_bar
+        from mlprep.screen.render import key_bar
 
         self._footer = self.countdown() or ""
         if self.console.is_terminal:
@@ -792,3 +707,22 @@ class PracticeLoop:
         self.console.file.write("\r\x1b[2K")
         self.draw_footer()
         self.console.file.flush()
+
+
+def watch_exercise(store: Store, bank: Bank, exercise: Exercise, path: Path, *, workspace: Path | None, clock: Clock, console: Console,
+                   editor: str | None = None, manual: bool = False, edit: bool = False) -> LoopOutcome:
+    """The practice loop on one attempt: regraded on every save; once it passes, n moves on to the next
+    code exercise in the suggested order that is not passed yet (its attempt started in `workspace`)."""
+    code = [e for e in bank.exercises if kind_of(e).runs_code]
+    policy = LoopPolicy(mode="watch", source="workspace", prepare=lambda e: start_attempt(store, e, workspace)[0],
+                        follow=lambda e: next_in_order(code, e, store.statuses()), editor=editor)
+    return PracticeLoop(store, bank, [LoopItem(exercise, path)], policy, clock=clock, console=console, manual=manual, open_editor_first=edit).run()
+
+
+def last_watched(store: Store, bank: Bank) -> Exercise:
+    """The code exercise attempted last, which `mlprep watch` without an id resumes."""
+    code = {e.id for e in bank.exercises if kind_of(e).runs_code}
+    started = [a.exercise_id for a in store.attempts() if a.exercise_id in code]
+    if not started:
+        raise MlprepError("no exercise to resume: start one with `mlprep attempt ID --watch` or `mlprep watch ID`")
+    return bank.get(started[-1])

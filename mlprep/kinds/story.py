@@ -9,6 +9,9 @@ Situation, Task, Action, Result, Prevention is there and specific (enough words 
 not the template's prompt), the Result has a measured outcome (a number with a unit, or a
 percentage) and the Prevention a step. It never judges whether the story is good: the grade says so.
 
+Its self-check: the sample passes its own checks; the template, the sample without its Result's
+numbers, and the sample without its Prevention, fail.
+
 Light (no numpy, no torch).
 """
 
@@ -19,6 +22,8 @@ from pathlib import Path
 
 from mlprep.bank import Exercise
 from mlprep.errors import MlprepError
+from mlprep.kinds.base import Block, Kind, Shown
+from mlprep.kinds.proof import ExerciseSelfCheck, Graded
 from mlprep.results import CheckResult, GradeResult
 
 SECTIONS = ("Situation", "Task", "Action", "Result", "Prevention")
@@ -117,3 +122,29 @@ def check_story(exercise: Exercise) -> list[str]:
         if f"## {name}" not in exercise.stub():
             problems.append(f"template.md lacks the heading `## {name}`")
     return problems
+
+
+class StoryKind(Kind):
+    name = "story"
+    attempt_suffix = ".md"
+    written = "the STAR template"
+
+    def header_note(self, exercise: Exercise) -> str:
+        return f"\nwrite it: `mlprep attempt {exercise.id}` writes the STAR template"
+
+    def grade(self, exercise: Exercise, path: Path, *, device: str = "auto", timeout_s: float | None = None, reveal: bool = False) -> GradeResult:
+        return grade_story(exercise, path)
+
+    def shown_after_grade(self, exercise: Exercise, result: GradeResult) -> Shown:
+        return () if result.internal_error else self.solution(exercise, None)
+
+    def solution(self, exercise: Exercise, attempt: Path | None) -> Shown:
+        return (Block("the sample answer, from the source text (compare yours with it)", sample_answer(exercise), "markdown"),)
+
+    def prove(self, exercise: Exercise, graded: list[Graded], device: str) -> ExerciseSelfCheck:
+        """Its sample passes; its template, and the sample without a measured result or a prevention, fail. No sandbox: nothing runs."""
+        return ExerciseSelfCheck(exercise.id, reference=grade_story_text(exercise, sample_answer(exercise)).status,
+                                 stub=grade_story_text(exercise, exercise.stub()).status, problems=check_story(exercise), kind=self.name)
+
+    def proof_line(self, outcome: ExerciseSelfCheck) -> str:
+        return f"sample {outcome.reference} · template {outcome.stub}"

@@ -10,18 +10,26 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TextIO
+
+from rich.console import Console
+from rich.text import Text
 
 from mlprep.bank import Bank, Exercise
 from mlprep.clock import Clock, iso
 from mlprep.errors import MlprepError
-from mlprep.store import Interview, InterviewItem, Store
-from mlprep.term import plural
-
-if TYPE_CHECKING:
-    from mlprep.watch import LoopOutcome
+from mlprep.kinds import kind_of
+from mlprep.practice.attempts import fresh_stub
+from mlprep.practice.grading import grade_attempt
+from mlprep.practice.questions import ask_followups
+from mlprep.practice.watch import LoopItem, LoopOutcome, LoopPolicy, PracticeLoop
+from mlprep.progress.store import Interview, InterviewItem, Store
+from mlprep.text import plural
+from mlprep.workspace import default_workspace
 
 TIERS = ("todo", "attempted", "passed")  # unseen first: an interview is about what you have not practised
 
@@ -142,3 +150,48 @@ def write_report(interview: Interview, path: Path, followups: list[dict] | None 
         atomic_write(path, json.dumps(report_dict(interview, followups), indent=2) + "\n")
     except OSError as exc:
         raise MlprepError(f"the interview is recorded, but its report could not be written to {path}: {exc.strerror or exc}") from None
+
+
+def interview_candidates(bank: Bank) -> list[Exercise]:
+    """What an interview picks from: code is written in the loop; the quizzes' questions come as each exercise's follow-ups."""
+    return [e for e in bank.exercises if kind_of(e).runs_code]
+
+
+@dataclass
+class InterviewRun:
+    record: Interview
+    followups: list[dict]  # the follow-up questions asked after the code, marked (see practice.questions.ask_followups)
+    ended_by: str  # how the practice loop ended
+    report_path: Path
+
+
+def run_interview(store: Store, bank: Bank, picked: list[Exercise], clock: Clock, console: Console, *, minutes: float, seed: int,
+                  topic: str | None = None, manual: bool = False, editor: str | None = None, stdin: TextIO | None = None) -> InterviewRun:
+    """The interview of the exercises `picked`: the practice loop against a countdown on fresh stubs in
+    the interview's own folder, then everything graded once more, the follow-up questions asked, and
+    the report recorded and written."""
+    folder = interview_folder(default_workspace(), clock)
+    started_at = iso(clock.now())
+
+    def prepare(exercise: Exercise) -> Path:
+        path = kind_of(exercise).attempt_path(folder, exercise)
+        fresh_stub(exercise, path)
+        return path
+
+    items = [LoopItem(e, prepare(e)) for e in picked]  # every file exists from the start: the learner may open them all
+    policy = LoopPolicy(mode="interview", source="interview", prepare=prepare, free_navigation=True, solutions=False,
+                        deadline=clock.monotonic() + minutes * 60, confirm_quit=True, editor=editor)
+    loop = PracticeLoop(store, bank, items, policy, clock=clock, console=console, manual=manual, stdin=stdin)
+    loop.notes = [Text(f"mock interview: {plural(len(items), 'exercise')}, {plural(minutes, 'minute')} (seed {seed}); "
+                       f"files in {folder}; n/p move between them; q ends early; solutions open afterwards", style="bold")]
+    outcome = loop.run()
+    console.print("time is up" if outcome.ended_by == "time" else "the interview is over", style="bold", markup=False)
+    terminated = outcome.ended_by == "terminate"
+    if not terminated:
+        console.print(f"grading {plural(len(items), 'exercise')}…", markup=False)
+    record = finish_interview(store, outcome, started_at=started_at, clock=clock, minutes=minutes, seed=seed, topic=topic, folder=folder,
+                              grade=None if terminated else grade_attempt)
+    followups = [] if terminated else ask_followups(picked, console, random.Random(seed), stdin or sys.stdin)
+    if followups:
+        write_report(record, folder / "report.json", followups)
+    return InterviewRun(record, followups, outcome.ended_by, folder / "report.json")

@@ -11,7 +11,6 @@ never need them.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,27 +21,22 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from mlprep.term import STATUS_STYLES, duration_text, hint_cells, plural
-from mlprep.term import exercise_header as header_cells
+from mlprep.screen.term import STATUS_STYLES, hint_cells
+from mlprep.text import duration_text, inert, plural
+from mlprep.screen.term import exercise_header as header_cells
+
+from mlprep.kinds import KINDS, Block, Lines, Note, Shown
 
 if TYPE_CHECKING:
     from mlprep.bank import Exercise
+    from mlprep.kinds.proof import ExerciseSelfCheck
+    from mlprep.kinds.selfcheck import SelfCheckReport
     from mlprep.results import CheckResult, GradeResult
-    from mlprep.review import DueItem
-    from mlprep.store import Interview
+    from mlprep.progress.schedule import DueItem
+    from mlprep.progress.store import Interview
 
 OUTPUT_HEAD_LINES = 20
 DETAIL_VALUE_CHARS = 300
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 (but tab and newline), DEL, C1
-
-
-def inert(text: str) -> str:
-    """`text` with control characters written out (ESC as \\x1b): the terminal shows them, never obeys
-    them. A carriage return becomes a line break: it would let a line overwrite the verdict."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def status_text(status: str) -> Text:
@@ -57,10 +51,10 @@ def _first_line(message: str) -> str:
 
 
 def exercise_table(exercises: Sequence[Exercise], statuses: Mapping[str, str], *, width: int = 80, color: bool = False) -> Text:
-    """The list exactly as `mlprep list` prints it (mlprep.term lays it out), for the practice loop's screen."""
+    """The list exactly as `mlprep list` prints it (mlprep.screen.term lays it out), for the practice loop's screen."""
     import io
 
-    from mlprep.term import Out, print_exercise_list
+    from mlprep.screen.term import Out, print_exercise_list
 
     buffer = io.StringIO()
     print_exercise_list(Out(buffer, color=color, width=width), exercises, statuses)
@@ -175,7 +169,7 @@ def failure_groups(checks: Sequence[CheckResult]) -> list[tuple[CheckResult, lis
 
 def failure_text(check: CheckResult, names: Sequence[str], *, details: bool, input_lines: int | None = None, width: int = 80) -> Text:
     """One failure in full: the checks' names, the message, a picture of the series it attached (yours
-    vs expected, mlprep.charts), the input it failed on (and, verbose, the details). input_lines: at
+    vs expected, mlprep.screen.charts), the input it failed on (and, verbose, the details). input_lines: at
     most this many lines of the input (its last ones: the call that fails)."""
     text = Text()
     text.append(f"{check.status.upper()} ", style=STATUS_STYLES.get(check.status, ""))
@@ -187,7 +181,7 @@ def failure_text(check: CheckResult, names: Sequence[str], *, details: bool, inp
         text.append("\n  ")
         text.append(inert("  ·  ".join(f"{key}: {_detail_value(value)}" for key, value in shown)), style="dim")
     if isinstance(check.details.get("series"), dict):
-        from mlprep.charts import series_text
+        from mlprep.screen.charts import series_text
 
         text.append("\n")
         text.append_text(series_text(check.details["series"], width))
@@ -372,14 +366,6 @@ def diagnosis_text(bug: Any) -> str:
     return text
 
 
-def diagnosis_rate(report: Any) -> tuple[int, int, int]:
-    """(diagnosed as themselves alone, as themselves among others, all bugs)."""
-    bugs = [b for e in report.exercises if getattr(e, "kind", "code") != "quiz" for b in e.bugs if b.status != "pass" and not b.internal_error]
-    alone = sum(b.diagnosed_alone for b in bugs)
-    shared = sum(b.name in b.diagnosed_as and not b.diagnosed_alone for b in bugs)
-    return alone, shared, len(bugs)
-
-
 def kill_table(bugs: Iterable[Any]) -> Table:
     table = Table(show_edge=False, pad_edge=False, header_style="bold", title_justify="left")
     table.add_column("bug", overflow="fold", style="bold")
@@ -395,7 +381,7 @@ def kill_table(bugs: Iterable[Any]) -> Table:
     return table
 
 
-def render_selfcheck_exercise(console: Console, outcome: Any) -> None:
+def render_selfcheck_exercise(console: Console, outcome: ExerciseSelfCheck) -> None:
     header = Text()
     header.append(outcome.id, style="bold")
     header.append(": ")
@@ -409,7 +395,7 @@ def render_selfcheck_exercise(console: Console, outcome: Any) -> None:
         console.print(kill_table(outcome.bugs))
     variants = [("alternative", a) for a in outcome.alternatives]
     # Variants the self-check derives itself (e.g. a stub that returns None): must fail.
-    variants += [("generated", g) for g in getattr(outcome, "generated", [])]
+    variants += [("generated", g) for g in outcome.generated]
     for label, alternative in variants:
         line = Text(f"  {label} ")
         line.append(alternative.name, style="bold")
@@ -423,26 +409,16 @@ def render_selfcheck_exercise(console: Console, outcome: Any) -> None:
     console.print()
 
 
-def selfcheck_line(outcome: Any) -> Text:
-    """One exercise of the self-check in one line: what passed, how many bugs were caught and diagnosed."""
+def selfcheck_line(outcome: ExerciseSelfCheck) -> Text:
+    """One exercise of the self-check in one line: what passed and, in its kind's words, what was caught."""
     line = Text(no_wrap=True, overflow="ellipsis")
     line.append(f"{outcome.id:<20} ", style="bold")
     line.append("ok      " if outcome.ok else "PROBLEMS", style="bold green" if outcome.ok else "bold red")
-    caught = sum(b.status != "pass" for b in outcome.bugs)
-    alone = sum(b.diagnosed_alone for b in outcome.bugs)
-    alternatives = sum(a.status == "pass" for a in outcome.alternatives)
-    kind = getattr(outcome, "kind", "code")
-    if kind == "quiz":
-        what = f"  key {outcome.reference} · empty {outcome.stub} · misconceptions {caught}/{len(outcome.bugs)}"
-    elif kind == "story":
-        what = f"  sample {outcome.reference} · template {outcome.stub}"
-    else:
-        what = f"  bugs {caught}/{len(outcome.bugs)} · diagnosed {alone}/{len(outcome.bugs)} · alternatives {alternatives}/{len(outcome.alternatives)}"
-    line.append(what, style="" if outcome.ok else "red")
+    line.append(f"  {KINDS[outcome.kind].proof_line(outcome)}", style="" if outcome.ok else "red")
     return line
 
 
-def render_selfcheck(console: Console, report: Any, *, verbose: bool = True) -> None:
+def render_selfcheck(console: Console, report: SelfCheckReport, *, verbose: bool = True) -> None:
     """The kill table of every exercise (verbose), or one line per exercise and the full table only
     where there is a problem; then the totals and the time it took."""
     for outcome in report.exercises:
@@ -455,26 +431,22 @@ def render_selfcheck(console: Console, report: Any, *, verbose: bool = True) -> 
     n = len(report.exercises)
     references = sum(o.reference == "pass" for o in report.exercises)
     stubs = sum(o.stub != "pass" for o in report.exercises)
-    bugs = [b for o in report.exercises if getattr(o, "kind", "code") != "quiz" for b in o.bugs]
-    caught = sum(b.status != "pass" for b in bugs)
-    misconceptions = [b for o in report.exercises if getattr(o, "kind", "code") == "quiz" for b in o.bugs]
+    bugs, misconceptions = report.counted("bugs"), report.counted("misconceptions")
     alternatives = [a for o in report.exercises for a in o.alternatives]
-    alt_ok = sum(a.status == "pass" for a in alternatives)
     summary = Text()
     summary.append("self-check: ", style="bold")
     summary.append("OK" if report.ok else "FAILED", style="bold green" if report.ok else "bold red")
     summary.append(
         f" — references passing {references}/{n}, stubs failing {stubs}/{n}, "
-        f"bugs caught {caught}/{len(bugs)}, alternatives passing {alt_ok}/{len(alternatives)}"
+        f"bugs caught {sum(b.status != 'pass' for b in bugs)}/{len(bugs)}, alternatives passing {sum(a.status == 'pass' for a in alternatives)}/{len(alternatives)}"
         + (f", quiz misconceptions marked wrong {sum(b.status != 'pass' for b in misconceptions)}/{len(misconceptions)}" if misconceptions else "")
     )
     console.print(summary)
-    alone, shared, total = diagnosis_rate(report)
+    alone, shared, total = report.diagnosis_rate()
     console.print(Text(f"diagnosis: {alone}/{total} caught bugs diagnosed as themselves alone ({100 * alone / max(total, 1):.0f}%),"
                        f" {shared} as themselves among others (see the table), {total - alone - shared} not as themselves"))
-    wall_s = getattr(report, "wall_s", None)
-    if wall_s is not None:
-        console.print(Text(f"{report.submissions} submissions graded in {duration_text(wall_s) if wall_s >= 60 else f'{wall_s:.1f}s'}", style="bold"))
+    console.print(Text(f"{report.submissions} submissions graded in {duration_text(report.wall_s) if report.wall_s >= 60 else f'{report.wall_s:.1f}s'}",
+                       style="bold"))
 
 
 def hint_text(index: int, total: int, hint: str) -> Text:
@@ -484,56 +456,30 @@ def hint_text(index: int, total: int, hint: str) -> Text:
 # -- hint / solution -------------------------------------------------------------------------------
 
 
-def solution_view(reference: str, diff: str | None, *, attempt: str | None) -> Any:
-    """The reference solution and the learner's diff to it, as one renderable."""
+def shown_view(shown: Shown) -> Any:
+    """What a kind shows (mlprep.kinds.base: a solution, a sample answer) as one renderable."""
     from rich.console import Group
+
+    return Group(*(_shown_part(part) for part in shown))
+
+
+def _shown_part(part: Block | Note | Lines) -> Any:
+    if isinstance(part, Note):
+        return Text(part.text, style=part.style)
+    if isinstance(part, Lines):
+        return Text("\n").join(Text.assemble(*line) for line in part.lines)
+    if part.syntax == "markdown":
+        from rich.markdown import Markdown
+
+        return Panel(Markdown(part.text), title=part.title, title_align="left")
     from rich.syntax import Syntax
 
-    parts: list[Any] = [Panel(Syntax(reference.rstrip("\n"), "python", line_numbers=True, word_wrap=True), title="reference solution", title_align="left", expand=False)]
-    if diff is None:
-        parts.append(Text("no attempt of yours to compare with", style="dim"))
-    elif not diff:
-        parts.append(Text(f"your attempt ({attempt}) is identical to the reference", style="dim"))
-    else:
-        parts.append(Panel(Syntax(diff.rstrip("\n"), "diff", word_wrap=True), title=f"your attempt → reference   ({attempt})", title_align="left", expand=False))
-    return Group(*parts)
+    code = Syntax(part.text.rstrip("\n"), part.syntax, line_numbers=part.syntax == "python", word_wrap=True)
+    return Panel(code, title=part.title, title_align="left", expand=False)
 
 
-def render_solution(console: Console, reference: str, diff: str | None, *, attempt: str | None) -> None:
-    console.print(solution_view(reference, diff, attempt=attempt))
-
-
-def render_quiz_key(console: Console, exercise: Exercise) -> None:
-    """Every question of a quiz with its answer and explanation (`mlprep solution QUIZ`)."""
-    from mlprep.quiz import LETTERS, load_quiz
-
-    quiz = load_quiz(exercise)
-    for number, question in enumerate(quiz.questions, start=1):
-        answer = quiz.key[question.id]
-        console.print(Text(f"Q{number}. {question.text}", style="bold"))
-        for index, option in enumerate(question.options):
-            right = index == answer.correct if question.type == "single" else index in answer.correct if question.type == "multiple" else False
-            console.print(Text(f"  {LETTERS[index]}) {option}", style="green" if right else ""))
-        if question.type == "numeric":
-            bound = max(answer.tolerance, answer.rel_tolerance * abs(answer.correct))
-            console.print(Text(f"  answer: {answer.correct:g}" + (f" {question.unit}" if question.unit else "") + (f" (± {bound:g})" if bound else ""), style="green"))
-        elif question.type == "ordering":
-            console.print(Text("  order: " + ", ".join(LETTERS[i] for i in answer.correct), style="green"))
-        elif question.type == "multiple":
-            console.print(Text("  answer: " + ", ".join(LETTERS[i] for i in sorted(answer.correct)), style="green"))
-        else:
-            console.print(Text(f"  answer: {LETTERS[answer.correct]}", style="green"))
-        console.print(Text(f"  {answer.explanation}", style="dim"))
-        console.print()
-
-
-def render_sample_answer(console: Console, exercise: Exercise) -> None:
-    """A story's sample answer from the source text, for comparison with the learner's."""
-    from rich.markdown import Markdown
-
-    from mlprep.story import sample_answer
-
-    console.print(Panel(Markdown(sample_answer(exercise)), title="the sample answer, from the source text (compare yours with it)", title_align="left"))
+def render_shown(console: Console, shown: Shown) -> None:
+    console.print(shown_view(shown))
 
 
 # -- interview -------------------------------------------------------------------------------------

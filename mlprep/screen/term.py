@@ -3,7 +3,7 @@
 Importing rich and laying out one table takes 30-40 ms, more than the whole budget of these
 commands (issue 4: at most 1.5x `python -c "import typer"`). So they write plain lines, with ANSI
 styles when stdout is a terminal (NO_COLOR turns them off, FORCE_COLOR on); the commands that grade
-or run the practice loop, which wait on much more than that anyway, use rich (mlprep.render), and
+or run the practice loop, which wait on much more than that anyway, use rich (mlprep.screen.render), and
 take their shared pieces from here (status styles, the exercise header, durations).
 """
 
@@ -16,9 +16,12 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TextIO
 
+from mlprep.kinds import kind_of
+from mlprep.text import duration_text, plural
+
 if TYPE_CHECKING:
     from mlprep.bank import Exercise
-    from mlprep.store import GradeRecord, Interview, Reveal
+    from mlprep.progress.standing import Standing
 
 STATUS_STYLES = {
     "pass": "bold green",
@@ -153,37 +156,20 @@ def _rstrip_cells(line: list[Cell]) -> list[Cell]:
     return line[:-1] + [(line[-1][0].rstrip(), line[-1][1])] if line else line
 
 
-# -- pieces shared with mlprep.render --------------------------------------------------------------
+# -- pieces shared with mlprep.screen.render --------------------------------------------------------------
 
 
 def status_cell(status: str) -> Cell:
     return status, STATUS_STYLES.get(status, "")
 
 
-def plural(count: float, word: str) -> str:
-    """"1 minute", "2 minutes", "0.5 days": the count and its noun, in the right number."""
-    return f"{count:g} {word}{'' if count == 1 else 's'}"
-
-
-def duration_text(seconds: float) -> str:
-    minutes = int(seconds // 60)
-    if minutes >= 60:
-        return f"{minutes // 60}h {minutes % 60:02d}m"
-    return f"{minutes}m {int(seconds % 60):02d}s" if minutes else f"{int(seconds)}s"
-
-
 def exercise_header(exercise: Exercise, status: str) -> list[Cell]:
-    """Title, id, kind, topic, difficulty, status, what to define, the time limit."""
+    """Title, id, kind, topic, difficulty, status, what to define, and how to work on it (its kind says)."""
     cells = [(exercise.title, "bold"), (f"  ({exercise.id})\n", "dim"), (f"{exercise.kind} · {exercise.topic} · {exercise.difficulty} · status: ", ""),
              status_cell(status)]
     if exercise.functions:
         cells.append((f"\ndefine: {', '.join(exercise.functions)}", ""))
-    if exercise.graded_by_code:
-        cells.append((f" · time limit {exercise.timeout_s:g} s per check", ""))
-    elif exercise.kind == "quiz":
-        cells.append(("\nanswer it: `mlprep attempt " + exercise.id + "` asks here; `--file` writes an answers file", ""))
-    else:
-        cells.append(("\nwrite it: `mlprep attempt " + exercise.id + "` writes the STAR template", ""))
+    cells.append((kind_of(exercise).header_note(exercise), ""))
     return cells
 
 
@@ -260,24 +246,10 @@ def mastery_bar(passed: int, total: int, width: int = 12) -> list[Cell]:
     return [("█" * filled, "green"), ("░" * (width - filled), "dim"), (f" {100 * passed / total:3.0f}%" if total else "  —", "")]
 
 
-def print_progress(
-    out: Out,
-    *,
-    topics: Sequence[tuple[str, int, int, int, int]],
-    topic_seconds: Mapping[str, float],
-    grades: Sequence[GradeRecord],
-    grades_total: int,
-    attempts_started: int,
-    hints: Mapping[str, tuple[int, int]],
-    diagnoses: Mapping[str, int],
-    reveals: Sequence[Reveal],
-    streak: tuple[int, int],
-    interviews: Sequence[Interview],
-    reviews_due: int,
-) -> None:
-    """topics: (topic, passed, attempted (started, not yet passed), todo, total); hints: exercise id ->
-    (shown, available); diagnoses: exercise id -> diagnoses that named a known mistake (each counts as
-    a hint used); streak: (current, longest) in days."""
+def print_progress(out: Out, standing: Standing) -> None:
+    """Mastery per topic, recent grades, interviews, then the streak, time, hints and reveals in a few lines."""
+    topics, topic_seconds, grades, interviews = standing.topics, standing.topic_seconds, standing.grades, standing.interviews
+    hints, diagnoses, reveals, streak = standing.hints, standing.diagnoses, standing.reveals, standing.streak
 
     def bar(passed: int, total: int) -> Cell:
         cells = mastery_bar(passed, total)
@@ -298,8 +270,8 @@ def print_progress(
              ("internal error", "bold magenta") if g.internal_error else status_cell(g.status),
              (f"{g.checks_passed}/{g.checks_total}", ""), (g.source, ""), (g.device, "")] for g in grades
         ], title="recent grades", shrink=1)
-        if grades_total > len(grades):
-            out.line((f"({grades_total - len(grades)} older grades not shown)", "dim"))
+        if standing.grades_total > len(grades):
+            out.line((f"({standing.grades_total - len(grades)} older grades not shown)", "dim"))
     else:
         out.line(("no grades yet: start with `mlprep attempt ID`, then `mlprep grade ID`", "dim"))
     out.line()
@@ -312,7 +284,7 @@ def print_progress(
         out.line()
     out.line(("streak: ", "bold"), f"{plural(streak[0], 'day')} (longest {streak[1]})",
              ("   time practised: ", "bold"), duration_text(sum(topic_seconds.values())),
-             ("   reviews due: ", "bold"), str(reviews_due) + (" (`mlprep review`)" if reviews_due else ""))
+             ("   reviews due: ", "bold"), str(standing.reviews_due) + (" (`mlprep review`)" if standing.reviews_due else ""))
     used = str(sum(shown for shown, _ in hints.values()) + sum(diagnoses.values()))
     if hints or diagnoses:
         per_exercise = []
@@ -325,4 +297,4 @@ def print_progress(
     forced = [r.exercise_id for r in reveals if r.forced]
     if forced:
         revealed += f" ({len(forced)} before passing: {', '.join(dict.fromkeys(forced))})"
-    out.line(("attempts started: ", "bold"), str(attempts_started), ("   hints used: ", "bold"), used, ("   solutions revealed: ", "bold"), revealed)
+    out.line(("attempts started: ", "bold"), str(standing.attempts_started), ("   hints used: ", "bold"), used, ("   solutions revealed: ", "bold"), revealed)

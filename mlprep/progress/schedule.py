@@ -1,8 +1,9 @@
 """Spaced review: an SM-2 schedule over what the learner should see again.
 
 Items are keyed by (kind, item_id): an exercise is (its kind, its id), e.g. ("code", "adamw"); a quiz
-question, once the bank has quizzes, will be ("quiz-question", "<quiz id>/<question id>"). Nothing
-here knows how an item is practised, only when it is due and how a result moves it.
+question is ("question", "<quiz id>/<question id>"). Each kind of exercise says which items its
+grades seed (mlprep.kinds); nothing here knows how an item is practised, only when it is due and
+how a result moves it.
 
 An item enters the schedule from its history (a "seed") before it is ever reviewed:
 - an exercise whose latest grade did not pass is due one day after that grade (SM-2's interval for
@@ -21,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from mlprep.term import plural
+from mlprep.text import plural
 
 INITIAL_EASINESS = 2.5
 MIN_EASINESS = 1.3
@@ -57,15 +58,6 @@ class DueItem:
     reason: str
 
 
-@dataclass(frozen=True)
-class GradeHistory:
-    """What the schedule needs from an exercise's grades (internal errors excluded)."""
-
-    kind: str
-    last_graded_at: datetime
-    last_passed: bool
-
-
 def quality(passed: bool, hints_used: int, hints_available: int) -> int:
     """SM-2 quality of an exercise review: 5 a pass without hints, 4 with at most half of them,
     3 with more; 1 a graded attempt that never passed (a failed recall, but the learner tried)."""
@@ -89,15 +81,11 @@ def sm2(state: ReviewState, q: int, now: datetime) -> ReviewState:
     return ReviewState(repetitions, round(easiness, 4), interval, now + timedelta(days=interval))
 
 
-def seeds_from_grades(history: Mapping[str, GradeHistory]) -> list[Seed]:
-    """Exercises that belong in the schedule from their grades alone (see the module docstring)."""
-    seeds = []
-    for exercise_id, h in history.items():
-        if h.last_passed:
-            seeds.append(Seed(h.kind, exercise_id, h.last_graded_at + PASSED_REVIEW_AFTER, f"passed {h.last_graded_at:%Y-%m-%d}, not practised since"))
-        else:
-            seeds.append(Seed(h.kind, exercise_id, h.last_graded_at + FAILED_REVIEW_AFTER, f"not passed yet (last graded {h.last_graded_at:%Y-%m-%d})"))
-    return seeds
+def exercise_seed(kind: str, exercise_id: str, last_graded_at: datetime, last_passed: bool) -> Seed:
+    """An exercise in the schedule from its latest grade alone (see the module docstring)."""
+    if last_passed:
+        return Seed(kind, exercise_id, last_graded_at + PASSED_REVIEW_AFTER, f"passed {last_graded_at:%Y-%m-%d}, not practised since")
+    return Seed(kind, exercise_id, last_graded_at + FAILED_REVIEW_AFTER, f"not passed yet (last graded {last_graded_at:%Y-%m-%d})")
 
 
 def schedule(seeds: Iterable[Seed], states: Mapping[tuple[str, str], ReviewState]) -> list[DueItem]:

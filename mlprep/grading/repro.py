@@ -34,6 +34,10 @@ class ReproScripts:
     written: list[tuple[str, Path]] = field(default_factory=list)  # (check, script)
     left_out: list[tuple[str, str]] = field(default_factory=list)  # (check, why there is no script)
 
+    def to_dict(self) -> dict:
+        return {"folder": str(self.folder), "scripts": [{"check": c, "path": str(p)} for c, p in self.written],
+                "left_out": [{"check": c, "why": why} for c, why in self.left_out]}
+
 
 def namespace(module: Any, text: str = "") -> dict[str, Any]:
     """Where a failing input runs: np, torch (when the input uses it), and the module's names."""
@@ -88,9 +92,9 @@ def _reference_value(call: Any, text: str, reference: Any) -> Any:
 
 
 def write_repro_scripts(exercise: Exercise, result: GradeResult, attempt: Path) -> ReproScripts:
-    from mlprep.engine import load_module, module_name
+    from mlprep.grading.engine import load_module, module_name
     from mlprep.grading import literal
-    from mlprep.grading._repro import complete
+    from mlprep.grading._calls import complete
     from mlprep.workspace import atomic_write
 
     attempt = Path(attempt).resolve()

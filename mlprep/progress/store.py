@@ -30,7 +30,7 @@ from mlprep.errors import ExitStatus, MlprepError
 
 if TYPE_CHECKING:  # imported where used: `list` and `progress` need neither (issue 4)
     from mlprep.results import CheckResult, GradeResult
-    from mlprep.review import ReviewState
+    from mlprep.progress.schedule import ReviewState
 
 BUSY_TIMEOUT_S = 30.0
 SOURCES = ("workspace", "file", "interview", "review")  # where a graded submission came from
@@ -500,7 +500,7 @@ class Store:
         return {e: (t, s) for e, t, s in rows}
 
     def review_states(self) -> dict[tuple[str, str], ReviewState]:
-        from mlprep.review import ReviewState
+        from mlprep.progress.schedule import ReviewState
 
         rows = self._read("SELECT kind, item_id, repetitions, easiness, interval_days, due_at FROM review_state")
         return {(k, i): ReviewState(n, e, d, parse_iso(due)) for k, i, n, e, d, due in rows}
@@ -508,7 +508,7 @@ class Store:
     def record_review(self, kind: str, item_id: str, q: int, now: datetime) -> ReviewState:
         """Reschedule one item after a review of SM-2 quality q, read and written under one write
         lock so two reviews at once never both start from the same state."""
-        from mlprep.review import ReviewState, sm2
+        from mlprep.progress.schedule import ReviewState, sm2
 
         with self._write() as db:
             row = db.execute(

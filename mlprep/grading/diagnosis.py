@@ -267,7 +267,7 @@ _cache_lock = threading.Lock()
 
 
 def _key(exercise: Exercise, device: str) -> str:
-    from mlprep.engine import version_key
+    from mlprep.grading.engine import version_key
 
     digest = hashlib.sha256(version_key(exercise, device).encode())
     bugs_file = exercise.root / "solutions" / exercise.id / "bugs.toml"
@@ -316,7 +316,7 @@ def remember(exercise: Exercise, device: str, prints: dict[str, dict[str, CheckP
 
 def known_prints(exercise: Exercise, device: str, *, on_learning: Callable[[int], None] | None = None) -> dict[str, dict[str, CheckPrint]]:
     """Fingerprints of every known-bug variant: from the cache, else graded now (in parallel)."""
-    from mlprep.engine import grade_file
+    from mlprep.grading.engine import grade_file
 
     key = _key(exercise, device)
     with _cache_lock:

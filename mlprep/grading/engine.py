@@ -13,8 +13,6 @@ the reference's measured time for it (reference_times), so a hang is found withi
 that hung (the function in flight, or all that the check `uses`) is not called again by later
 checks, which are reported as not run and why. A failed check reports the input it failed on (the
 learner's last call, or the one the grader names), as Python the learner can paste.
-
-`python -m mlprep.engine ID FILE` grades a file and prints the verdicts (a developer's shortcut).
 """
 
 from __future__ import annotations
@@ -344,9 +342,10 @@ _exercise_locks: dict[str, threading.Lock] = {}
 
 @functools.cache
 def _toolkit_digest() -> bytes:
-    """The toolkit's sources, hashed once per process (they do not change under a running mlprep)."""
+    """The grading package's sources (the toolkit and the judge), hashed once per process (they do not change
+    under a running mlprep)."""
     digest = hashlib.sha256()
-    for file in sorted(Path(__file__).resolve().parent.joinpath("grading").glob("*.py")):
+    for file in sorted(Path(__file__).resolve().parent.glob("*.py")):
         digest.update(file.name.encode() + b"\0" + file.read_bytes() + b"\0")
     return digest.digest()
 
@@ -426,28 +425,3 @@ def _result(exercise: Exercise, checks: list[CheckResult], sandbox: Sandbox, dev
         device=_devices_used(device),
         duration_s=time.perf_counter() - started,
     )
-
-
-def _main(argv: list[str]) -> int:
-    from mlprep.bank import load_bank
-
-    if len(argv) not in (2, 3):
-        print("usage: python -m mlprep.engine ID FILE [cpu|cuda|auto]", file=sys.stderr)
-        return 2
-    exercise_id, file_path = argv[0], argv[1]
-    device = argv[2] if len(argv) > 2 else "auto"
-    result = grade_file(load_bank().get(exercise_id), Path(file_path), device=device)
-    for check in result.checks:
-        print(f"[{check.status:>7}] {check.name} ({check.duration_s:.2f}s)")
-        if check.message:
-            print("          " + check.message.replace("\n", "\n          "))
-        if check.failing_input:
-            print("          failing input: " + check.failing_input.replace("\n", "\n          "))
-    if result.output:
-        print("--- output ---\n" + result.output[:2000])
-    print(f"{result.status.upper()}: {result.message} ({result.duration_s:.1f}s)")
-    return 0 if result.passed else 1
-
-
-if __name__ == "__main__":
-    sys.exit(_main(sys.argv[1:]))

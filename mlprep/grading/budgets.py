@@ -1,0 +1,335 @@
+"""Time and memory budgets, measured against the reference in the same run: a time ratio, the growth of a
+cost with the input's size, and a call's peak memory measured from outside Python's allocator."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import gc
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from mlprep.grading._calls import Call
+from mlprep.grading._wire import encode
+from mlprep.grading.checks import GraderDefect, fail, joined
+from mlprep.grading.handles import Context, Interface, Request, Submission, request_as_call
+from mlprep.grading.values import describe_value
+
+def time_ratio(sub: Submission, ctx: Context, scenario: Callable, *args: Any, repeats: int = 3, max_ratio: float | None = None,
+               what: str = "", hint: str = "", **kwargs: Any) -> tuple[float, float, float]:
+    """(learner seconds, reference seconds, ratio), best of `repeats`, measured in this same run.
+
+    Both run in sandboxes (the reference in one of its own, see Context.reference_submission) and are
+    timed from the judge around the round trip, alternately, so machine load hits both alike and the
+    learner cannot fake its time. With `max_ratio`, a learner run still going at max_ratio times the
+    reference's best time (plus a second for the round trip) is stopped and the check fails: a slow
+    submission costs the bound, not the whole time limit."""
+    from mlprep.grading._runner import SubmissionProblem, SubmissionTimeout
+
+    reference_sub = ctx.reference_submission()
+    reference: list[float] = []
+    learner: list[float] = []
+    for _ in range(repeats):
+        try:
+            reference_sub._run(scenario, args, kwargs)
+        except SubmissionProblem as problem:
+            raise GraderDefect(f"the reference failed the timed scenario {scenario.__name__}: {problem.message}") from None
+        reference.append(reference_sub.last_elapsed_s)
+        best_reference = max(min(reference), 1e-9)
+        cutoff = max_ratio * best_reference + 1.0 if max_ratio is not None else None
+        try:
+            sub._run(scenario, args, kwargs, cutoff_s=cutoff)
+        except SubmissionTimeout:
+            if cutoff is None or sub.remaining_s() <= 0:
+                raise
+            fail(joined(f"{what or scenario.__name__}: stopped after {cutoff:.2f} s, more than {max_ratio:g}x the reference's"
+                       f" {best_reference:.2f} s measured in the same run.", hint), reference_s=best_reference, cutoff_s=cutoff, max_ratio=max_ratio,
+                 # what was compared, for the diagnosis: the seconds themselves change from run to run
+                 what=what or scenario.__name__, got=f"more than {max_ratio:g}x the reference's time", first_index="")
+        learner.append(sub.last_elapsed_s)
+    best_learner, best_reference = min(learner), max(min(reference), 1e-9)
+    return best_learner, best_reference, best_learner / best_reference
+
+
+# Growth: how a cost grows with the input's size, against the reference's growth in the same run
+GROWTH_SLACK_S = 1.0  # on top of what the bound allows a timed run at the large size, for the round trip and a busy machine
+GROWTH_VERDICT_S = 0.5  # of the check's time kept for the verdict when a run at the large size is stopped at the check's limit
+_GROWTH_FLOOR = {"time": 1e-6, "memory": 2**20}  # costs below this count as this (no growth from nothing)
+_GROWTH_REPEATS = {"time": (7, 3), "memory": (2, 1)}  # default runs (at the small size, at the large size) per side
+
+
+@dataclass(frozen=True)
+class Growth:
+    """What growth_check measured: the learner's and the reference's cost (seconds or bytes) at the small and
+    at the large size, best of the runs, and their growths (large / small)."""
+
+    measure: str
+    sizes: tuple[float, float]
+    learner: tuple[float, float]
+    reference: tuple[float, float]
+
+    @property
+    def learner_growth(self) -> float:
+        return self.learner[1] / max(self.learner[0], _GROWTH_FLOOR[self.measure])
+
+    @property
+    def reference_growth(self) -> float:
+        return self.reference[1] / max(self.reference[0], _GROWTH_FLOOR[self.measure])
+
+
+def _factor(x: float) -> str:
+    """A growth factor as a person writes it: 8.03, 110, 1,028."""
+    return f"{x:.3g}" if x < 100 else f"{x:,.0f}"
+
+
+def _cost_text(value: float, measure: str) -> str:
+    if measure == "time":
+        return f"{value * 1e3:.3g} ms" if value < 1 else f"{value:.3g} s"
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if value >= size:
+            return f"{value / size:.3g} {unit}"
+    return f"{value:.0f} bytes"
+
+
+def growth_check(sub: Submission, ctx: Context, scenario: Callable, small_args: Sequence[Any], large_args: Sequence[Any], *,
+                 sizes: tuple[float, float], max_growth: float, what: str, measure: str = "time", size_format: str = "n = {:,}", hint: str = "",
+                 repeats: tuple[int, int] | None = None, calls: tuple[int, int] = (1, 1), failing_input: Call | None = None) -> Growth:
+    """A complexity claim as a measurement: from the small input to the large one, the learner's cost grows at
+    most `max_growth` times as much as the reference's, both measured in this same run (so machine load and
+    the machine's speed cancel out). One mechanism for every claim of the kind: O(n log n) time, memory
+    linear in T.
+
+    `scenario(module, *small_args)` and `scenario(module, *large_args)` run on the learner's module and on the
+    reference's, each in a sandbox (the reference in one of its own, see Context.reference_submission);
+    `sizes` = (small, large), shown as `size_format` says ("{:,} rows", "T = {:,}"). Costs are the best of `repeats` =
+    (runs at the small size, runs at the large size) per side, the learner's and the reference's alternately.
+
+    measure="time": each run is timed from the judge around its round trip, as time_ratio does (default
+    repeats (7, 3): a small run takes milliseconds, so the best of several is what survives a busy machine).
+    The learner's run at the large size is stopped once it takes longer than the bound allows (max_growth x
+    the reference's growth x the learner's own time at the small size, plus GROWTH_SLACK_S), or than what is
+    left of the check's time limit, and the check fails: a quadratic solution costs that bound, and on a
+    busy machine still fails rather than timing out (the same verdict, for the diagnosis). So choose the sizes such that
+    a quadratic solution is quick at the small one (the bound is proportional to that time), and the large
+    one far enough (100x, 300x) for its growth to stand out. `calls` = (at the small size, at the large
+    size) says how many calls of the learner's code one run of the scenario makes, and costs are per call:
+    several calls a run at the small size (on fresh inputs) keep the round trip, about half a millisecond,
+    from swamping it; otherwise the reference's small time is mostly round trip, its growth looks smaller
+    than it is, and a correct solution that is slow per element looks as if it grew faster.
+
+    measure="memory": the scenario measures its call itself with `measure_peak_memory` and returns the peak
+    bytes (an int). Default repeats (2, 1): the first run at the small size pays for one-time allocations
+    (thread pools, library workspaces), the smaller of the two counts.
+
+    Running out of memory at either size fails the check too, as growing too fast. A failure reports both
+    growths, the sizes, and what a linear and a quadratic algorithm would give; its details record what was
+    compared (`what`) and the verdict (`got`), not the measured numbers, which change from run to run, so
+    that the diagnosis compares runs by what failed. Its failing input is the scenario at the large size,
+    unless `failing_input` names another (code that measures both sizes, say)."""
+    from mlprep.grading._runner import SubmissionProblem, SubmissionRaised, SubmissionTimeout
+
+    if measure not in _GROWTH_REPEATS:
+        raise GraderDefect(f"growth_check measures 'time' or 'memory', not {measure!r}")
+    small_runs, large_runs = repeats or _GROWTH_REPEATS[measure]
+    floor = _GROWTH_FLOOR[measure]
+    reference_sub = ctx.reference_submission()
+    n_small, n_large = sizes
+    small_text, large_text = size_format.format(n_small), size_format.format(n_large)
+    ratio = n_large / n_small
+    word = "time" if measure == "time" else "peak memory"
+    verdict = {"what": what, "got": f"its {word}'s growth from {small_text} to {large_text} is more than {max_growth:g}x the reference's",
+               "first_index": ""}
+    costs: dict[tuple[str, int], list[float]] = {(who, i): [] for who in ("learner", "reference") for i in (0, 1)}
+    failing = failing_input or _scenario_call(scenario, large_args, sub.device, ctx.interface)
+    scale = (f"For scale: {large_text} is {ratio:g}x the size of {small_text}, so a {word} linear in the size grows about {ratio:g}x"
+             + (" (n log n a little more)" if measure == "time" else "") + f", a quadratic one about {ratio * ratio:,.0f}x."
+             + (f" (Times are per call: a run at {small_text} makes {calls[0]} calls.)" if measure == "time" and calls[0] > 1 else ""))
+
+    def best(who: str, i: int) -> float:
+        return min(costs[(who, i)])
+
+    def growth(who: str) -> float:
+        return best(who, 1) / max(best(who, 0), floor)
+
+    def reference_growth_text() -> str:
+        if not costs[("reference", 1)]:
+            return f"the reference needed {_cost_text(best('reference', 0), measure)} at {small_text}"
+        return (f"the reference's grew {_factor(growth('reference'))}x ({_cost_text(best('reference', 0), measure)} to"
+                f" {_cost_text(best('reference', 1), measure)}) in the same run")
+
+    def measured(value: Any, who: str, i: int) -> float:
+        if measure == "time":
+            return (reference_sub if who == "reference" else sub).last_elapsed_s / calls[i]
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not value >= 0:
+            if who == "reference":
+                raise GraderDefect(f"the memory scenario {scenario.__name__} returned {describe_value(value)}, not a number of bytes")
+            fail(joined(f"{what}: the memory measurement in your process returned {describe_value(value)}, not a number of bytes.", hint),
+                 failing_input=failing, **verdict)
+        return float(value)
+
+    def run_reference(i: int) -> None:
+        try:
+            value = reference_sub._run(scenario, (small_args, large_args)[i], {})
+        except SubmissionProblem as problem:
+            raise GraderDefect(f"the reference failed the growth scenario {scenario.__name__}: {problem.message}") from None
+        costs[("reference", i)].append(measured(value, "reference", i))
+
+    def run_learner(i: int, cutoff: float | None = None) -> None:
+        at = (small_text, large_text)[i]
+        try:
+            value = sub._run(scenario, (small_args, large_args)[i], {}, cutoff_s=cutoff)
+        except SubmissionTimeout:
+            if cutoff is None or sub.remaining_s() <= 0:
+                raise
+            at_least = cutoff / calls[1] / max(best("learner", 0), floor)
+            allowed = max_growth * growth("reference")
+            why = ("" if at_least > allowed else f" (all the time this check had left, {_factor(cutoff / calls[1] / best('reference', 1))}x"
+                   f" the reference's {_cost_text(best('reference', 1), measure)} there)")
+            fail(joined(f"{what}: your code's run at {large_text} was stopped after {cutoff:.2f} s{why}, when its time had grown more than"
+                       f" {_factor(at_least)}x its {_cost_text(best('learner', 0), measure)} at {small_text}; {reference_growth_text()}."
+                       f" Allowed: {max_growth:g}x the reference's growth ({_factor(allowed)}x). {scale}", hint),
+                 failing_input=failing, learner_small=best("learner", 0), reference=[best("reference", 0), best("reference", 1)],
+                 cutoff_s=cutoff, max_growth=max_growth, sizes=[n_small, n_large], **verdict)
+        except SubmissionRaised as problem:
+            if problem.details.get("kind") != "memory":
+                raise
+            head, _, trace = problem.message.partition("\n")
+            before = ""
+            if i:
+                needed = best("learner", 0)
+                before = f"; at {small_text} it needed {_cost_text(needed, measure)}" + (
+                    f", which grown {ratio * ratio:,.0f}x (quadratically) would be {_cost_text(needed * ratio * ratio, measure)}" if measure == "memory" else "")
+            fail(joined(f"{what}: at {at} {head}{before}; {reference_growth_text()}. {scale}", hint)
+                 + (f"\n{trace}" if trace else ""), failing_input=failing, max_growth=max_growth, sizes=[n_small, n_large], **verdict)
+        costs[("learner", i)].append(measured(value, "learner", i))
+
+    for _ in range(small_runs):
+        run_reference(0)
+        run_learner(0)
+    for _ in range(large_runs):
+        run_reference(1)
+        bound = max_growth * growth("reference") * max(best("learner", 0), floor)
+        # Stopped at the bound, or else where the check's own time limit would end it (a timeout is no verdict on the
+        # growth, and a busy machine must not turn this check's failure into one).
+        cutoff = min(bound * calls[1] + GROWTH_SLACK_S, sub.remaining_s() - GROWTH_VERDICT_S) if measure == "time" else None
+        run_learner(1, cutoff=cutoff if cutoff is None or cutoff > 0 else None)
+        if best("learner", 1) > 2 * bound:  # failing by more than any machine noise: no need to run it again
+            break
+    found = Growth(measure, (n_small, n_large), (best("learner", 0), best("learner", 1)), (best("reference", 0), best("reference", 1)))
+    if found.learner_growth > max_growth * found.reference_growth:
+        fail(joined(f"{what}: your code's {word} grew {_factor(found.learner_growth)}x from {small_text} to {large_text}"
+                   f" ({_cost_text(found.learner[0], measure)} to {_cost_text(found.learner[1], measure)}); {reference_growth_text()}."
+                   f" Allowed: {max_growth:g}x the reference's growth ({_factor(max_growth * found.reference_growth)}x). {scale}", hint),
+             failing_input=failing, learner=list(found.learner), reference=list(found.reference), learner_growth=found.learner_growth,
+             reference_growth=found.reference_growth, max_growth=max_growth, sizes=[n_small, n_large], **verdict)
+    return found
+
+
+def _scenario_call(scenario: Callable, args: Sequence[Any], device: str, interface: Interface) -> Call:
+    """A scenario's run as the learner's code it stands for (through its repro), without running it."""
+    message = {"op": "run", "module": scenario.__module__, "scenario": scenario.__name__, "args": list(args), "kwargs": {}}
+    return request_as_call(Request("run", scenario.__name__, scenario, encode(message), device), interface)
+
+
+class PeakMemory:
+    """What measure_peak_memory saw: `bytes`, the peak beyond what was in use when the block began, and
+    `method`, how it was measured."""
+
+    def __init__(self) -> None:
+        self.bytes = 0
+        self.method = ""
+
+
+@contextlib.contextmanager
+def measure_peak_memory(device: str = "cpu") -> Iterator[PeakMemory]:
+    """Sandbox side, inside a scenario: the peak memory the block allocates beyond what was in use when it
+    began, measured outside Python's allocator, so that NumPy's, torch's and Python's own allocations all
+    count (tracemalloc sees only those made through Python's hooks).
+
+    On CUDA: torch.cuda's peak allocation (max_memory_allocated after reset_peak_memory_stats). On the CPU:
+    the process's peak resident set (VmHWM), reset as the block begins (5 written to /proc/self/clear_refs),
+    after the C allocator has handed its free pages back to the system (malloc_trim), so that memory the
+    block takes from the allocator's free lists counts as well. Its threshold for serving an allocation
+    with fresh pages of its own (mmap) is fixed at glibc's default, 128 KiB: left to itself, glibc raises
+    it after big blocks are freed (up to 32 MiB) and then serves them from pages it kept, so that the same
+    call would measure less in a process with a history than in a fresh one. That setting stays for the
+    rest of the process: measure a sandbox's memory after timing it, not before. Where clear_refs cannot
+    be written, the resident set is sampled every millisecond instead (which can miss a shorter peak)."""
+    meter = PeakMemory()
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.synchronize(device)
+        torch.cuda.reset_peak_memory_stats(device)
+        base = torch.cuda.memory_allocated(device)
+        try:
+            yield meter
+        finally:
+            torch.cuda.synchronize(device)
+            meter.bytes, meter.method = max(0, int(torch.cuda.max_memory_allocated(device) - base)), "torch.cuda.max_memory_allocated"
+        return
+    if _mallopt is not None:
+        _mallopt(_M_MMAP_THRESHOLD, 128 * 1024)
+    _gc_collect()
+    if _malloc_trim is not None:
+        _malloc_trim(0)
+    if _reset_peak_rss():
+        base = _status_bytes("VmHWM")
+        try:
+            yield meter
+        finally:
+            meter.bytes, meter.method = max(0, _status_bytes("VmHWM") - base), "peak resident set (VmHWM)"
+        return
+    base = _resident_bytes()
+    peak = [base]
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.wait(0.001):
+            peak[0] = max(peak[0], _resident_bytes())
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        yield meter
+    finally:
+        stop.set()
+        sampler.join()
+        meter.bytes, meter.method = max(0, max(peak[0], _resident_bytes()) - base), "resident set sampled every millisecond"
+
+
+def _reset_peak_rss() -> bool:
+    try:
+        with _open("/proc/self/clear_refs", "w") as control:
+            control.write("5")  # resets VmHWM to the current resident set (Linux 4.0+)
+        return True
+    except OSError:
+        return False
+
+
+def _status_bytes(field: str) -> int:
+    with _open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith(field + ":")) * 1024
+
+
+def _resident_bytes() -> int:
+    with _open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * _PAGE_BYTES
+
+
+def _bind_libc(name: str) -> Callable[..., int] | None:
+    try:
+        return getattr(ctypes.CDLL(None), name, None)
+    except OSError:
+        return None
+
+
+# Bound at import, before any learner code runs in the sandbox.
+_open, _gc_collect = open, gc.collect
+_malloc_trim, _mallopt = _bind_libc("malloc_trim"), _bind_libc("mallopt")
+_M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
+_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096

@@ -1,0 +1,106 @@
+"""The `quiz` kind: questions with a hidden key (mlprep.kinds.questions), asked in the terminal or answered
+in a TOML answers file.
+
+Its self-check: the key passes under several seeds (the letters move, the key must not), an empty
+answers file fails, and each recorded misconception is marked wrong, and named, on every question it
+answers. A missed question comes back in spaced review on its own: its review item is "<quiz id>/<question id>".
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from mlprep.bank import Exercise
+from mlprep.errors import MlprepError
+from mlprep.kinds.base import Kind, Lines, Shown
+from mlprep.kinds.proof import BugOutcome, ExerciseSelfCheck, Graded
+
+if TYPE_CHECKING:
+    from mlprep.progress.schedule import Seed
+    from mlprep.results import CheckResult, GradeResult
+
+QUESTION = "question"  # the review item of one quiz question: item id "<quiz id>/<question id>"
+
+
+class QuizKind(Kind):
+    name = "quiz"
+    asks_questions = True
+    attempt_suffix = "_answers.toml"
+    written = "the answers file (its questions are in it)"
+    proof_variants = "misconceptions"
+
+    def header_note(self, exercise: Exercise) -> str:
+        return f"\nanswer it: `mlprep attempt {exercise.id}` asks here; `--file` writes an answers file"
+
+    def starting_text(self, exercise: Exercise) -> str:
+        from mlprep.kinds.questions import answers_template, load_quiz, new_seed
+
+        return answers_template(load_quiz(exercise), new_seed())
+
+    def is_untouched(self, exercise: Exercise, path: Path) -> bool:
+        """A quiz's answers file with no answer given, whatever its seed."""
+        from mlprep.kinds.questions import load_quiz, read_answers_file
+
+        try:
+            _, responses, problems = read_answers_file(load_quiz(exercise), path)
+        except MlprepError:
+            return False
+        return all(r is None for r in responses.values()) and not any(problems.values())
+
+    def grade(self, exercise: Exercise, path: Path, *, device: str = "auto", timeout_s: float | None = None, reveal: bool = False) -> GradeResult:
+        from mlprep.kinds.questions import grade_answers_file
+
+        return grade_answers_file(exercise, path, reveal=reveal)
+
+    def solution(self, exercise: Exercise, attempt: Path | None) -> Shown:
+        """Every question with its answer and explanation."""
+        from mlprep.kinds.questions import LETTERS, load_quiz
+
+        quiz = load_quiz(exercise)
+        lines: list[tuple[tuple[str, str], ...]] = []
+        for number, question in enumerate(quiz.questions, start=1):
+            answer = quiz.key[question.id]
+            lines.append(((f"Q{number}. {question.text}", "bold"),))
+            for index, option in enumerate(question.options):
+                right = index == answer.correct if question.type == "single" else index in answer.correct if question.type == "multiple" else False
+                lines.append(((f"  {LETTERS[index]}) {option}", "green" if right else ""),))
+            if question.type == "numeric":
+                bound = max(answer.tolerance, answer.rel_tolerance * abs(answer.correct))
+                text = f"  answer: {answer.correct:g}" + (f" {question.unit}" if question.unit else "") + (f" (± {bound:g})" if bound else "")
+            elif question.type == "ordering":
+                text = "  order: " + ", ".join(LETTERS[i] for i in answer.correct)
+            elif question.type == "multiple":
+                text = "  answer: " + ", ".join(LETTERS[i] for i in sorted(answer.correct))
+            else:
+                text = f"  answer: {LETTERS[answer.correct]}"
+            lines += [((text, "green"),), ((f"  {answer.explanation}", "dim"),), ()]
+        return (Lines(tuple(lines)),)
+
+    def review_seeds(self, exercise: Exercise, graded_at: datetime, passed: bool, checks: Callable[[], list[CheckResult]]) -> list[Seed]:
+        """Each question its latest grade missed, on its own (the quiz is not an item)."""
+        from mlprep.progress.schedule import FAILED_REVIEW_AFTER, Seed
+
+        seeds = []
+        for check in checks():
+            question = check.details.get("question")
+            if check.status != "pass" and isinstance(question, str):
+                seeds.append(Seed(QUESTION, f"{exercise.id}/{question}", graded_at + FAILED_REVIEW_AFTER, f"missed in the quiz on {graded_at:%Y-%m-%d}"))
+        return seeds
+
+    def prove(self, exercise: Exercise, graded: list[Graded], device: str) -> ExerciseSelfCheck:
+        from mlprep.kinds.questions import check_quiz
+
+        report = ExerciseSelfCheck(exercise.id, kind=self.name)
+        checked = check_quiz(exercise)
+        report.problems = checked.problems
+        if checked.key is not None:
+            report.reference, report.stub = checked.key.status, checked.empty.status
+        for misconception, _, wrong in checked.misconceptions:
+            report.bugs.append(BugOutcome(misconception.name, misconception.summary, "fail" if wrong else "pass", wrong, [misconception.name]))
+        return report
+
+    def proof_line(self, outcome: ExerciseSelfCheck) -> str:
+        caught = sum(b.status != "pass" for b in outcome.bugs)
+        return f"key {outcome.reference} · empty {outcome.stub} · misconceptions {caught}/{len(outcome.bugs)}"
