@@ -304,3 +304,118 @@ def test_the_interface_names_parameters_as_the_reference_does():
     assert Interface(reference).params("attention") == ["q", "k", "v", "keep"]
     assert Interface(reference).param("attention", 1) == "k" and Interface(reference).param("attention", 9) == "argument 10"
     assert Interface(reference).params("missing") == []
+
+
+# -- the parts graders share: known mistakes, what code raises, readers, small cases -----------------------
+
+
+def test_same_values_compares_values_not_containers_and_never_raises():
+    from mlprep.grading import same_values
+
+    assert same_values((np.array([1.0, 2.0]), 3), [torch.tensor([1.0, 2.0 + 1e-12], dtype=torch.float64), 3.0], rtol=1e-9)
+    assert not same_values(np.array([1.0, 2.0]), np.array([1.0, 2.1]), rtol=1e-3)
+    assert not same_values(np.array([1.0]), np.array([[1.0]]))  # another shape
+    assert same_values(float("inf"), float("inf")) and not same_values(1e308, float("inf"), rtol=1.0)  # an infinity only matches itself
+    assert not same_values(float("nan"), float("nan")) and same_values(float("nan"), float("nan"), equal_nan=True)
+    assert same_values({"a": [1, 2]}, {"a": [1, 2]}) and not same_values({"a": 1}, {"b": 1})
+    assert not same_values(Opaque("Thing", "<Thing>"), np.zeros(2)) and not same_values("text", np.zeros(2))
+    assert same_values(None, None) and not same_values(None, 0)
+
+
+def test_a_mistake_is_named_only_when_the_values_show_it_alone():
+    from mlprep.grading import matching_mistakes, mistake_hint
+
+    mistakes = {"the sum, not the mean": 6.0, "the first element only": 1.0, "the right value too": 2.0, "not on this input": None}
+    assert mistake_hint(6.0, mistakes, want=2.0) == "Your result matches one where the sum, not the mean."
+    assert mistake_hint(2.0, mistakes, want=2.0) == ""  # a mistake that gives the right answer here is no evidence
+    assert mistake_hint(5.0, mistakes, want=2.0) == ""
+    twins = {"a": 1.0, "b": 1.0 + 1e-13}
+    assert mistake_hint(1.0, twins, want=0.0) == ""  # two explain it: neither is named...
+    assert mistake_hint(1.0, twins, want=0.0, two="{} or {}") == "a or b"  # ...unless both are
+    assert mistake_hint(1.0, twins, want=0.0, join="; or ", say="It is {}.") == "It is a; or b."
+    assert matching_mistakes(1.0, [("lazy", lambda: 1.0), ("lazy", lambda: 1.0)]) == ["lazy"]  # computed when reached, each text once
+    assert matching_mistakes(float("inf"), {"overflow": float("inf")}, finite_only=True) == []
+
+
+def test_explained_chains_a_hint_onto_a_failure():
+    from mlprep.grading import explained
+
+    with pytest.raises(CheckFailed) as info:
+        with explained(lambda: "second."):
+            with explained(lambda: "first."):
+                fail("wrong.")
+    assert reported_message(info.value) == "wrong. first. second."
+
+
+def test_what_code_raises_is_judged_from_plain_data():
+    from mlprep.grading import expect_raises, outcome
+
+    def bad():
+        raise ValueError("k must be at least 1")
+
+    class Narrower(ValueError):
+        pass
+
+    def narrower():
+        raise Narrower("k")
+
+    record = outcome(bad)
+    assert record["raised"] == "ValueError" and record["message"] == "k must be at least 1"
+    assert expect_raises(record, what="knn(X, Q, 0)") is record
+    assert expect_raises(outcome(narrower), what="x")["raised"] == "Narrower"  # a subclass counts...
+    with pytest.raises(CheckFailed, match="expected ValueError, but it raised Narrower: k; raise"):
+        expect_raises(outcome(narrower), what="x", exact=True, raised_hint="raise ValueError itself")  # ...unless exact
+    with pytest.raises(CheckFailed) as info:
+        expect_raises(outcome(lambda: 3), what="knn(X, Q, 0)", returned_hint="check k first")
+    assert info.value.message == "knn(X, Q, 0): expected ValueError, but it returned int 3; check k first"
+    assert info.value.details["got"] == "no exception"
+
+
+def test_a_snapshot_names_the_inputs_changed_in_place():
+    from mlprep.grading import Snapshot, fail_if_changed
+
+    X, y = np.zeros((2, 2)), np.array([0, 1])
+    before = Snapshot(X=X, y=y)
+    X[0, 0] = 1.0
+    assert before.changed() == ["X"]
+    with pytest.raises(CheckFailed, match="fit\\(\\) changed X in place"):
+        fail_if_changed(before.changed(), who="fit()")
+    fail_if_changed([], who="fit()")
+
+
+def test_readers_of_flags_and_counts():
+    from mlprep.grading import as_bool, as_int, expect_record
+
+    assert as_bool(np.bool_(False), what="stop") is False and as_bool(torch.tensor(True), what="stop") is True
+    for bad in (1, 0.0, "yes", np.array([True])):
+        with pytest.raises(CheckFailed, match="expected True or False"):
+            as_bool(bad, what="stop")
+    assert as_int(np.int64(3), what="n") == 3 and as_int(torch.tensor(2), what="n") == 2
+    with pytest.raises(CheckFailed, match="expected an integer"):
+        as_int(2.0, what="n")
+    assert expect_record({"loss": 1.0}, ["loss"], what="run") == {"loss": 1.0}
+    with pytest.raises(CheckFailed, match="without steps"):
+        expect_record({"loss": 1.0}, ["loss", "steps"], what="run")
+
+
+def test_small_cases_are_exact_grid_values_of_the_shape_asked():
+    from hypothesis import given, settings
+
+    from mlprep.grading import array_of, grid, matrix, sized
+
+    @settings(max_examples=30, database=None, derandomize=True)
+    @given(grid(-8, 8, 2), matrix(2, 3, grid(0, 4)), array_of((1, 2, 2), grid(-2, 2)), sized((1, 3), then=lambda n: matrix(n, n, grid(0, 1))))
+    def drawn(half, m, a, square):
+        assert half * 2 == int(half * 2) and -4 <= half <= 4
+        assert m.shape == (2, 3) and m.dtype == np.float64 and set(np.unique(m)) <= {0, 1, 2, 3, 4}
+        assert a.shape == (1, 2, 2)
+        assert square.shape[0] == square.shape[1] in (1, 2, 3)
+
+    drawn()
+
+
+def test_central_differences_match_an_analytic_gradient():
+    from mlprep.grading import central_differences
+
+    x = np.array([[0.5, -1.0], [2.0, 0.25]])
+    assert_close(central_differences(lambda z: float((z ** 3).sum()), x), 3 * x ** 2, what="grad", rtol=1e-8, atol=1e-8)

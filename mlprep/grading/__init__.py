@@ -1,7 +1,5 @@
 """The grader toolkit: every grader in graders/ is written with these pieces and nothing else.
 
-A grader is a module of checks:
-
     @check("matches torch.optim.AdamW over 200 float64 steps")
     def lockstep_float64(sub, ctx):
         got = sub.call("adamw", w, g, m, v, 1)          # the learner's code, in the sandbox
@@ -9,49 +7,48 @@ A grader is a module of checks:
         assert_close(got[0], want[0], what="w", scenario="float64, shape (3, 4)")
 
 Checks run in the judge process, which never runs learner code; the learner's code runs in a sandbox
-process (see _runner and _sandbox) that only ever hands back plain data. So whatever the learner's
-code does to NumPy, torch or this package inside its own process, the comparisons here are untouched.
-
-The smallest failing input comes with every failed check without any work in the grader: the
-Submission remembers each call it makes, and a check that fails reports the call whose result it was
-judging (the last one, unless the grader names another with `on_input`), written as Python the
-learner can paste (see _calls). So a check should try its cases from small to large; where random
-cases are drawn, `shrink_on_failure` asks Hypothesis for a smaller failing case once one fails.
+process (_runner, _sandbox) that only hands back plain data. A failed check reports the call whose
+result it judged (the submission's last, unless `on_input` names another) as Python the learner can
+paste (_calls): try cases from small to large; `shrink_on_failure` shrinks random ones.
 
 The parts (this face re-exports what graders use):
-    checks      @check, @scenario, fail / CheckFailed, GraderDefect, on_input; Series, series_on_failure
-    handles     Submission (`sub`) and Context (`ctx`)
-    values      reading what came back: expect_sequence, as_float
+    checks      @check, @scenario, fail / CheckFailed, GraderDefect, on_input, explained; Series
+    handles     Submission (`sub`) and Context (`ctx`); when_raised
+    values      reading what came back: expect_sequence, as_float, as_bool, as_int, expect_record
     compare     assert_close and the other assertions, tolerance_for
-    expected    expected values judge side: logsumexp, log_softmax, inputs_from_code
-    probes      inputs_unchanged, invariance_probe, gradcheck_float64, peak_traced_memory
+    expected    expected values judge side: logsumexp, log_softmax, central_differences, inputs_from_code
+    mistakes    known mistakes as evidence for a hint: mistake_hint, matching_mistakes, same_values
+    probes      inputs_unchanged, Snapshot, what code raises (raised_by, expect_raises), invariance_probe,
+                gradcheck_float64, peak_traced_memory, control_value
     budgets     time_ratio, growth_check, measure_peak_memory
-    shrinking   shrink_on_failure
-The judge's own modules live beside them: engine (grading one file), diagnosis (known mistakes),
-repro (scripts), and the sandbox's internals (_runner, the judge's handle on a sandbox; _forkserver and
-_server, the process sandboxes are forked from; _sandbox, the learner's side; _isolation; _wire).
-
-NumPy is imported here, torch only by the helpers that need it, Hypothesis only once a check has
-failed and shrinks: NumPy-only graders stay fast.
+    shrinking   shrink_on_failure, with the small cases of `cases` (grid, matrix, array_of, sized)
+The judge's own modules live beside them: engine (grading one file), diagnosis, repro (scripts), and
+the sandbox's internals (_runner, _forkserver and _server, _sandbox, _isolation, _wire).
 """
 
 from mlprep.grading._calls import Call, literal
 from mlprep.grading._wire import Opaque, origin_device
 from mlprep.grading.budgets import Growth, PeakMemory, growth_check, measure_peak_memory, time_ratio
-from mlprep.grading.checks import (MAX_SERIES_POINTS, CheckFailed, CheckSpec, GraderDefect, Series, check, fail, on_input, reported_message, scenario,
-                                   series_on_failure)
+from mlprep.grading.cases import array_of, grid, lists_of, matrix, sized
+from mlprep.grading.checks import (MAX_SERIES_POINTS, CheckFailed, CheckSpec, GraderDefect, Series, check, explained, fail, on_input, reported_message,
+                                   scenario, series_on_failure)
 from mlprep.grading.compare import (assert_close, assert_dtype, assert_equal, assert_finite, assert_keeps_precision, assert_returns_like, assert_shape,
                                     tolerance_for)
-from mlprep.grading.expected import inputs_from_code, log_softmax, logsumexp
-from mlprep.grading.handles import Context, Interface, Submission, request_as_call
-from mlprep.grading.probes import gradcheck_float64, inputs_unchanged, invariance_probe, peak_traced_memory, value_and_grad
+from mlprep.grading.expected import central_differences, inputs_from_code, log_softmax, logsumexp
+from mlprep.grading.handles import Context, Interface, Submission, request_as_call, when_raised
+from mlprep.grading.mistakes import matching_mistakes, mistake_hint, same_values
+from mlprep.grading.probes import (Snapshot, control_value, expect_raises, fail_if_changed, gradcheck_float64, inputs_unchanged, invariance_probe, outcome,
+                                   peak_traced_memory, raised_by, value_and_grad)
 from mlprep.grading.shrinking import shrink_on_failure
-from mlprep.grading.values import as_float, expect_sequence
+from mlprep.grading.values import as_bool, as_float, as_int, describe_value, dtype_name, expect_record, expect_sequence
+from mlprep.text import plural
 
 __all__ = [
-    "check", "scenario", "CheckFailed", "CheckSpec", "fail", "reported_message", "Opaque", "Submission", "Context", "Interface", "Call", "literal",
-    "on_input", "shrink_on_failure", "assert_close", "assert_equal", "assert_finite", "assert_shape", "assert_dtype", "assert_returns_like",
-    "assert_keeps_precision", "tolerance_for", "expect_sequence", "as_float", "inputs_unchanged", "invariance_probe", "gradcheck_float64",
-    "value_and_grad", "peak_traced_memory", "time_ratio", "growth_check", "Growth", "measure_peak_memory", "PeakMemory", "origin_device",
-    "GraderDefect", "logsumexp", "log_softmax", "inputs_from_code", "Series", "series_on_failure", "MAX_SERIES_POINTS", "request_as_call",
+    "check", "scenario", "CheckFailed", "CheckSpec", "fail", "reported_message", "explained", "Opaque", "Submission", "Context", "Interface", "Call",
+    "literal", "on_input", "when_raised", "shrink_on_failure", "grid", "lists_of", "matrix", "array_of", "sized", "assert_close", "assert_equal",
+    "assert_finite", "assert_shape", "assert_dtype", "assert_returns_like", "assert_keeps_precision", "tolerance_for", "expect_sequence", "as_float",
+    "as_bool", "as_int", "expect_record", "describe_value", "dtype_name", "inputs_unchanged", "Snapshot", "fail_if_changed", "outcome", "raised_by",
+    "expect_raises", "control_value", "invariance_probe", "gradcheck_float64", "value_and_grad", "peak_traced_memory", "time_ratio", "growth_check",
+    "Growth", "measure_peak_memory", "PeakMemory", "origin_device", "GraderDefect", "logsumexp", "log_softmax", "central_differences", "inputs_from_code",
+    "mistake_hint", "matching_mistakes", "same_values", "Series", "series_on_failure", "MAX_SERIES_POINTS", "request_as_call", "plural",
 ]

@@ -104,6 +104,19 @@ def on_input(call: Call) -> Iterator[None]:
         raise
 
 
+@contextlib.contextmanager
+def explained(hint: Callable[[], str]) -> Iterator[None]:
+    """A check that fails inside this block gets `hint()` as its deferred explanation (after the one it
+    already carries, if any): a sentence of evidence, or "", worked out only for the failure the check
+    finally reports (it may make control calls; see CheckFailed)."""
+    try:
+        yield
+    except CheckFailed as failure:
+        earlier = failure.explain
+        failure.explain = hint if earlier is None else (lambda: joined(earlier(), hint()))
+        raise
+
+
 def joined(*parts: str) -> str:
     return " ".join(p.strip() for p in parts if p and p.strip())
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from mlprep.grading._calls import Call, Described
 from mlprep.grading._wire import decode, encode
-from mlprep.grading.checks import GraderDefect
+from mlprep.grading.checks import GraderDefect, fail
 from mlprep.grading.values import is_tensor
 
 @dataclass
@@ -214,3 +214,26 @@ class Context:
         """The same scenario on the reference, here, on the CPU, with the same plain-data round trip."""
         result = scenario(self.reference, *copy.deepcopy(args), **copy.deepcopy(kwargs))
         return decode(encode(result))
+
+
+@contextlib.contextmanager
+def when_raised(kind: str | None = None, *, reword: Callable[[str], str] | None = None, fail_with: Callable[[str], str] | None = None,
+                **details: Any) -> Iterator[None]:
+    """What the learner's code raises inside this block, said in the check's words. `kind`: only an
+    exception of that kind ("memory", "floating_point"; see the sandbox), None: any. With `reword`, the
+    same error again (still an error of the learner's code) with reword(its first line) in place of that
+    line, its traceback kept; with `fail_with`, a wrong answer (a failed check) whose message is
+    fail_with(the error's message), with `details`."""
+    from mlprep.grading._runner import SubmissionRaised
+
+    try:
+        yield
+    except SubmissionRaised as problem:
+        if kind is not None and problem.details.get("kind") != kind:
+            raise
+        if fail_with is not None:
+            fail(fail_with(problem.message), **details)
+        if reword is not None:
+            head, newline, rest = problem.message.partition("\n")
+            raise SubmissionRaised(reword(head) + newline + rest, problem.details) from None
+        raise

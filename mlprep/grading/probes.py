@@ -1,5 +1,5 @@
-"""Probes: the input left unchanged, an output that must not move (causality, padding, permutation), float64
-gradients, memory traced by tracemalloc."""
+"""Probes: the input left unchanged, what the learner's code raises, an output that must not move (causality,
+padding, permutation), float64 gradients, memory traced by tracemalloc, and control calls made for a hint."""
 
 from __future__ import annotations
 
@@ -7,18 +7,109 @@ import tracemalloc
 from typing import Any, Callable, Sequence
 
 from mlprep.grading._calls import Call, literal
+from mlprep.grading._wire import encode
 from mlprep.grading.checks import CheckFailed, GraderDefect, fail, in_scenario, joined
 from mlprep.grading.compare import assert_close, assert_finite, assert_shape
 from mlprep.grading.handles import Context, Interface, Submission, request_as_call
 from mlprep.grading.values import describe_value, expect_sequence, is_numeric
 
-def inputs_unchanged(sub: Submission, fn_name: str, *args: Any, scenario: str = "", **kwargs: Any) -> Any:
-    """Call fn and fail if it modified any argument in place; returns the result."""
+# -- inputs left unchanged ------------------------------------------------------------------------
+
+UNCHANGED_FIX = "compute new arrays/lists instead of writing into the arguments"
+
+
+def inputs_unchanged(sub: Submission, fn_name: str, *args: Any, scenario: str = "", fix: str = UNCHANGED_FIX, **kwargs: Any) -> Any:
+    """Call fn and fail if it modified any argument in place (`fix` says how not to); returns the result."""
     result = sub.call(fn_name, *args, **kwargs)
     if sub.last_mutated:
         fail(f"{fn_name}() modified its input {', '.join(sub.last_mutated)} in place{in_scenario(scenario)}; the caller's data"
-             " must be left unchanged: compute new arrays/lists instead of writing into the arguments", mutated=sub.last_mutated)
+             f" must be left unchanged: {fix}", mutated=sub.last_mutated)
     return result
+
+
+class Snapshot:
+    """Sandbox side, inside a scenario: the inputs as they were before the learner's code ran, to say
+    afterwards which of them it changed in place (compared as encoded bytes: values, dtype and shape).
+
+        before = Snapshot(X=X, y=y)
+        model.fit(X, y)
+        return {"changed": before.changed(), ...}
+    """
+
+    def __init__(self, **inputs: Any):
+        self._inputs = inputs
+        self._before = {name: encode(value) for name, value in inputs.items()}
+
+    def changed(self) -> list[str]:
+        return [name for name, value in self._inputs.items() if encode(value) != self._before[name]]
+
+
+def fail_if_changed(changed: Sequence[str], *, who: str, where: str = "", fix: str = UNCHANGED_FIX, failing_input: Call | None = None) -> None:
+    """A Snapshot's verdict, judge side: `who` ("fit()", "your training loop") changed `changed` in place."""
+    if changed:
+        fail(f"{where + ': ' if where else ''}{who} changed {', '.join(changed)} in place; the caller's data must stay as it was: {fix}",
+             failing_input=failing_input, what=", ".join(changed), got="changed", first_index="")
+
+
+# -- what the learner's code raises ------------------------------------------------------------------
+
+def outcome(run: Callable[[], Any]) -> dict:
+    """Sandbox side, inside a scenario: what run() did, as plain data: {"raised": None, "result": its value}
+    or {"raised": the exception's type name, "classes": the type names along its MRO, "message": its text}.
+    Only Exception is caught: SystemExit and the like stay the sandbox's business."""
+    try:
+        return {"raised": None, "result": run()}
+    except Exception as exc:  # noqa: BLE001 - the learner's exception, whatever it is, is the evidence
+        try:
+            message = str(exc)[:200]
+        except Exception:  # noqa: BLE001 - an exception whose str() raises
+            message = "<its message could not be read>"
+        return {"raised": type(exc).__name__, "classes": [cls.__name__ for cls in type(exc).__mro__], "message": message}
+
+
+def raised_by(module: Any, fn: str, *args: Any, **kwargs: Any) -> dict:
+    """Scenario: the outcome of the learner's fn(*args, **kwargs) (`fn` a function's or a class's name: a constructor)."""
+    return outcome(lambda: getattr(module, fn)(*args, **kwargs))
+
+
+raised_by.repro = lambda interface, fn, *args, **kwargs: Call(fn, *args, **kwargs)
+
+
+def expect_raises(got: Any, exception: str = "ValueError", *, what: str, exact: bool = False, raised_hint: str = "", returned_hint: str = "",
+                  shown: Callable[[Any], str] = describe_value, failing_input: Call | None = None, **details: Any) -> dict:
+    """Fail unless the outcome `got` (of `outcome` or `raised_by`) raised `exception`, or a subclass of it
+    (`exact`: that very type). The messages: "{what}: expected {exception}, but it raised {T}: {message}"
+    or "{what}: expected {exception}, but it returned {shown(result)}", each followed by "; " and its hint. The
+    details record what was tried and what came instead (`what`, `got`: the type or "no exception"), as
+    the diagnosis compares them. Returns the record, for the fields a scenario adds to it."""
+    if not isinstance(got, dict) or "raised" not in got:
+        fail(f"{what}: expected {exception}, but the scenario's record came back as {describe_value(got)}", failing_input=failing_input,
+             what=what, got="no record", first_index="", **details)
+    raised = got["raised"]
+    if raised is not None and (raised == exception if exact else exception in (got.get("classes") or [raised])):
+        return got
+    if raised is not None:
+        fail(f"{what}: expected {exception}, but it raised {raised}: {got.get('message', '')}" + (f"; {raised_hint}" if raised_hint else ""),
+             failing_input=failing_input, what=what, got=raised, first_index="", **details)
+    fail(f"{what}: expected {exception}, but it returned {shown(got.get('result'))}" + (f"; {returned_hint}" if returned_hint else ""),
+         failing_input=failing_input, what=what, got="no exception", first_index="", **details)
+
+
+# -- control calls ---------------------------------------------------------------------------------
+
+def control_value(sub: Submission, fn: str | Callable, *args: Any, read: Callable[[Any], Any] = lambda got: got, **kwargs: Any) -> Any:
+    """`read` of what a control call (see Submission.control) gave, or None when the learner's code raised,
+    crashed or hung on it, or when what it gave cannot be read that way."""
+    got = sub.control(fn, *args, **kwargs)
+    if got is None:
+        return None
+    try:
+        return read(got)
+    except (TypeError, ValueError, IndexError, KeyError, AttributeError, RuntimeError, CheckFailed):
+        return None
+
+
+# -- outputs that must not move ----------------------------------------------------------------------
 
 
 def invariance_probe(sub: Submission, fn_name: str | Callable, args: Sequence[Any], changed_args: Sequence[Any], *, what: str, scenario: str,

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from mlprep.grading._wire import Opaque
 from mlprep.grading.checks import fail, in_scenario
+
 
 def describe_value(value: Any) -> str:
     if value is None:
@@ -81,6 +82,31 @@ def as_float(got: Any, *, what: str, scenario: str = "") -> float:
     if isinstance(got, (list, tuple)) or not is_numeric(got) or np.shape(to_array(got)) not in ((), (1,)):
         fail(f"{what}{in_scenario(scenario)}: expected a scalar, got {describe_value(got)}")
     return float(to_array(got).reshape(()))
+
+
+def as_bool(got: Any, *, what: str, scenario: str = "") -> bool:
+    """A yes/no result (a Python or NumPy bool, or a 0-d bool array or tensor) as a bool, or a clean fail."""
+    if isinstance(got, (bool, np.bool_)) or (is_numeric(got) and not isinstance(got, (int, float)) and to_array(got).dtype == np.bool_
+                                             and to_array(got).shape == ()):
+        return bool(to_array(got))
+    fail(f"{what}{in_scenario(scenario)}: expected True or False, got {describe_value(got)}")
+
+
+def as_int(got: Any, *, what: str, scenario: str = "", hint: str = "") -> int:
+    """A whole-number result (a Python or NumPy integer, a 0-d integer array or tensor) as an int, or a clean fail."""
+    if not isinstance(got, bool) and is_numeric(got) and to_array(got).shape == () and to_array(got).dtype.kind in "iu":
+        return int(to_array(got))
+    fail(" ".join(part for part in (f"{what}{in_scenario(scenario)}: expected an integer, got {describe_value(got)}.", hint) if part))
+
+
+def expect_record(got: Any, keys: Sequence[str] = (), *, what: str, scenario: str = "") -> dict:
+    """A scenario's record (a dict holding at least `keys`) as it came back, or a clean fail: what the
+    learner's code hands a scenario can break its record (a model that is not one, a loop that returns early)."""
+    missing = [key for key in keys if not isinstance(got, dict) or key not in got]
+    if not isinstance(got, dict) or missing:
+        fail(f"{what}{in_scenario(scenario)}: expected a record with {', '.join(keys) or 'fields'}, got {describe_value(got)}"
+             + (f" (without {', '.join(missing)})" if isinstance(got, dict) else ""))
+    return got
 
 
 def index_text(flat_index: int, shape: tuple[int, ...]) -> str:
