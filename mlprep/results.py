@@ -78,19 +78,22 @@ class CheckResult:
     # The smallest input found that makes this check fail, as Python a learner can paste (in full
     # when it is small), or a description of it; "" when there is none to show.
     failing_input: str = ""
+    # The prompt's sentence that settles the edge case this check judges; "" for a check of the algorithm itself.
+    edge: str = ""
     # Not a field (never stored or serialised): the failing input as the Call object itself, values
     # included, in the process that graded (repro scripts pickle the values too large to write out).
     failing_call = None
 
     def __post_init__(self) -> None:
-        self.name, self.message, self.failing_input = clean_text(self.name), clean_text(self.message), clean_text(self.failing_input)
+        self.name, self.message, self.failing_input, self.edge = (clean_text(self.name), clean_text(self.message), clean_text(self.failing_input),
+                                                                   clean_text(self.edge))
         self.details = jsonable(dict(self.details or {}))
         self.duration_s = float(self.duration_s) if math.isfinite(float(self.duration_s)) else 0.0
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "CheckResult":
         return cls(data["name"], data["status"], data.get("message", ""), dict(data.get("details") or {}), float(data.get("duration_s", 0.0)),
-                   data.get("failing_input", ""))
+                   data.get("failing_input", ""), data.get("edge", ""))
 
 
 @dataclass
@@ -152,7 +155,11 @@ def summary_message(checks: list[CheckResult]) -> str:
     tail = f" ({skipped} skipped)" if skipped else ""
     if not bad:
         return f"all {len(ran)} checks passed{tail}"
-    return f"{len(bad)} of {len(ran)} checks did not pass{tail}; first: {bad[0].name}: {bad[0].message.splitlines()[0] if bad[0].message else bad[0].status}"
+    first = f"; first: {bad[0].name}: {bad[0].message.splitlines()[0] if bad[0].message else bad[0].status}"
+    if all(c.edge for c in bad) and any(c.status == "pass" and not c.edge for c in checks):
+        edges = sum(bool(c.edge) for c in ran)
+        return f"the algorithm is right: its checks pass; {len(bad)} of the {edges} edge cases of the contract fail{tail}{first}"
+    return f"{len(bad)} of {len(ran)} checks did not pass{tail}{first}"
 
 
 # Characters XML 1.0 cannot carry at all, even escaped (most C0 controls, lone surrogates, U+FFFE/F).

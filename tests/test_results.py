@@ -70,3 +70,15 @@ def test_junit_is_well_formed_xml_whatever_the_learner_printed():
     error = root.find("testsuite/testcase/error")
     assert "\\x1b[2J boom \\x00" in error.text and "smallest failing input: add(1, 2)" in error.text and '"got": "NaN"' in error.text
     assert root.find("testsuite/system-out").text == "\\x1b[31mfake PASS\\x07\\x00"
+
+
+def test_a_grade_whose_only_failures_are_edges_says_the_algorithm_is_right():
+    from mlprep.results import summary_message
+
+    algorithm = CheckResult("matches the reference", "pass")
+    empty = CheckResult("an empty list raises ValueError", "fail", "expected ValueError", edge="An empty list raises ValueError.")
+    named = CheckResult("the adapters are named A and B", "pass", edge="The adapters are A and B.")
+    assert summary_message([algorithm, empty, named]).startswith("the algorithm is right: its checks pass; 1 of the 2 edge cases of the contract fail")
+    wrong = CheckResult("matches the reference", "fail", "values differ")
+    assert summary_message([wrong, empty, named]).startswith("2 of 3 checks did not pass")
+    assert CheckResult.from_dict(empty.__dict__ | {"details": {}}).edge == "An empty list raises ValueError."

@@ -365,3 +365,16 @@ def test_a_growth_check_tells_a_quadratic_cost_from_a_linear_one(tmp_path):
     assert "table(n): your code's peak memory grew" in memory.message and "a quadratic one about 16x" in memory.message
     # The peak resident set sees NumPy's tables exactly: 128 MB / 8 MB against 32 MB / 8 MB.
     assert 14 < memory.details["learner_growth"] < 18 and 3.5 < memory.details["reference_growth"] < 4.5
+
+
+def test_an_edge_check_quotes_the_prompt_and_the_grade_says_the_algorithm_is_right(tmp_path):
+    bank = tmp_path / "bank"
+    shutil.copytree(FIXTURES / "runner_bank", bank)
+    grader = bank / "graders" / "add.py"
+    grader.write_text(grader.read_text().replace('@check("adds integers")', '@check("adds integers", edge="Integers add exactly.")'))
+    submission = tmp_path / "floats_only.py"
+    submission.write_text("import numpy as np\n\ndef add(a, b):\n    return np.add(a, b, dtype=np.float64) + (0.5 if a.dtype.kind == 'i' else 0.0)\n")
+    result = grade_file(load_bank(bank).get("add"), submission)
+    assert statuses(result) == {IMPORT_CHECK: "pass", "adds float64 arrays": "pass", "adds integers": "fail", "inputs unchanged": "pass"}
+    assert result.checks[2].message.endswith("(An edge case the contract settles: Integers add exactly.)")
+    assert result.message.startswith("the algorithm is right: its checks pass; 1 of the 1 edge cases of the contract fail")

@@ -20,15 +20,19 @@ class CheckSpec:
     fn: Callable
     devices: tuple[str, ...] | None  # None: device-independent, runs once
     uses: tuple[str, ...] | None = None  # the interface names it calls; None: all of them
+    edge: str = ""  # the prompt's sentence that settles the edge case this check judges ("" for the algorithm itself)
 
 
-def check(name: str, *, devices: Sequence[str] | None = None, uses: Sequence[str] | None = None) -> Callable:
+def check(name: str, *, devices: Sequence[str] | None = None, uses: Sequence[str] | None = None, edge: str = "") -> Callable:
     """Mark `fn(sub, ctx)` as a check. devices=("cpu", "cuda") runs it once per device. `uses` names
     the functions (or classes) of the interface it calls, when not all of them: after one of them
-    hits its time limit, the checks that use it again are not run (a hang costs one time limit)."""
+    hits its time limit, the checks that use it again are not run (a hang costs one time limit).
+    `edge`: the check judges an edge case the contract settles (an empty input raises ValueError, a
+    parameter's name), not the algorithm; the sentence of the prompt that settles it, which the
+    failure quotes, and a grade whose only failures are edges says that the algorithm is right."""
 
     def mark(fn: Callable) -> Callable:
-        fn.__mlprep_check__ = CheckSpec(name, fn, tuple(devices) if devices else None, tuple(uses) if uses else None)
+        fn.__mlprep_check__ = CheckSpec(name, fn, tuple(devices) if devices else None, tuple(uses) if uses else None, edge)
         return fn
 
     return mark

@@ -315,7 +315,9 @@ def _run_check(name: str, spec: CheckSpec, device: str, sandbox: Sandbox, refere
         status = "fail"
         message = f"your code printed {printed / 2**20:.1f} MiB of output during this check (limit {OUTPUT_FLOOD_BYTES / 2**20:g} MiB); remove the debugging prints"
     failing_input = "" if status == "pass" or failing is None else _render_input(failing)
-    result = CheckResult(name, status, message, details, time.perf_counter() - start, failing_input)
+    if spec.edge and status in ("fail", "error", "timeout"):
+        message = f"{message} (An edge case the contract settles: {spec.edge})"
+    result = CheckResult(name, status, message, details, time.perf_counter() - start, failing_input, spec.edge)
     result.failing_call = failing if failing_input else None
     return result, timed_out
 
