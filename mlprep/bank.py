@@ -249,9 +249,9 @@ class Bank:
         """The exercises of this topic, kind and pack (None: any); an unknown topic or pack is an error that says what there is."""
         topics = sorted({e.topic for e in self.exercises})
         if topic is not None and topic not in topics:
-            import difflib
+            from mlprep.text import suggestions
 
-            close = difflib.get_close_matches(topic, topics, n=2, cutoff=0.5)
+            close = suggestions(topic, topics, n=2)
             suggestion = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else f"; topics: {', '.join(topics)}"
             raise MlprepError(f"no topic {topic!r}{suggestion}")
         if pack is not None and pack not in self.packs:

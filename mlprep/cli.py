@@ -107,10 +107,20 @@ class MlprepGroup(TyperGroup):
             _error(f"internal error (a bug in mlprep, not in your code): {type(exc).__name__}: {exc}"
                    + ("" if self.show_traceback else "; rerun with `mlprep --traceback ...` and report it"))
             code = int(ExitStatus.INTERNAL)
-        sys.stdout.flush()
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _reader_gone()
         if standalone_mode:
             sys.exit(code)
         return code
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:  # a quick command's plain output, cut by its reader (click would exit 1): printing was all that was left
+            _reader_gone()
+            return 0
 
     def _maybe_traceback(self, exc: BaseException) -> None:
         if self.show_traceback:
@@ -152,10 +162,21 @@ def _global_options(
 # -- helpers ---------------------------------------------------------------------------------------
 
 
+def _reader_gone() -> None:
+    """stdout's reader went away (`mlprep grade | head`): what is left to print goes nowhere, quietly, and the
+    command ends as it would have, with its own exit status (rich would exit 1 instead)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
 def _stdout() -> "Console":
     from rich.console import Console
 
-    return Console(highlight=False)
+    class ReaderMayGo(Console):
+        def on_broken_pipe(self) -> None:
+            _reader_gone()
+
+    return ReaderMayGo(highlight=False)
 
 
 def _stderr() -> "Console":

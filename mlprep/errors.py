@@ -26,9 +26,9 @@ class MlprepError(Exception):
 
 class UnknownExercise(MlprepError):
     def __init__(self, exercise_id: str, known: list[str]):
-        import difflib  # only when an id is unknown
+        from mlprep.text import suggestions
 
-        close = difflib.get_close_matches(exercise_id, known, n=3, cutoff=0.5)
+        close = suggestions(exercise_id, known)
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else "; run `mlprep list` to see them"
         super().__init__(f"no exercise {exercise_id!r}{hint}")
         self.exercise_id = exercise_id

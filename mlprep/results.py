@@ -138,28 +138,38 @@ class GradeResult:
 
 
 def overall_status(checks: list[CheckResult]) -> str:
-    """pass when every check passed or was skipped; otherwise the worst status seen."""
+    """pass when every check passed, or was skipped for a device this machine lacks; otherwise the worst
+    status seen. A check not run because the grade's time ran out makes it a timeout: a pass must mean
+    every check ran."""
     statuses = {c.status for c in checks}
     for worst in ("error", "timeout", "fail"):
         if worst in statuses:
             return worst
+    if any(c.status == "skip" and not c.details.get("unavailable") for c in checks):
+        return "timeout"
     if "pass" not in statuses:
         return "fail"  # nothing actually ran: all skipped is not a pass
     return "pass"
 
 
 def summary_message(checks: list[CheckResult]) -> str:
+    """"all 12 checks passed", "1 of 12 checks did not pass, 10 not run; first: ...": out of the checks this machine can run."""
     bad = [c for c in checks if c.status in ("fail", "error", "timeout")]
-    ran = [c for c in checks if c.status != "skip"]
-    skipped = len(checks) - len(ran)
-    tail = f" ({skipped} skipped)" if skipped else ""
+    unavailable = [c for c in checks if c.status == "skip" and c.details.get("unavailable")]
+    not_run = [c for c in checks if c.status == "skip" and not c.details.get("unavailable")]
+    counted = len(checks) - len(unavailable)
+    devices = sorted({str(c.details["unavailable"]).upper() for c in unavailable})
+    tail = f" ({len(unavailable)} {'/'.join(devices)} scenario{'' if len(unavailable) == 1 else 's'} skipped: not on this machine)" if unavailable else ""
+    if not bad and not not_run:
+        return f"all {counted} checks passed{tail}"
     if not bad:
-        return f"all {len(ran)} checks passed{tail}"
+        return f"{len(not_run)} of {counted} checks not run{tail}; first: {not_run[0].name}: {not_run[0].message}"
+    not_run_text = f", {len(not_run)} not run" if not_run else ""
     first = f"; first: {bad[0].name}: {bad[0].message.splitlines()[0] if bad[0].message else bad[0].status}"
     if all(c.edge for c in bad) and any(c.status == "pass" and not c.edge for c in checks):
-        edges = sum(bool(c.edge) for c in ran)
-        return f"the algorithm is right: its checks pass; {len(bad)} of the {edges} edge cases of the contract fail{tail}{first}"
-    return f"{len(bad)} of {len(ran)} checks did not pass{tail}{first}"
+        edges = sum(bool(c.edge) for c in checks if c not in unavailable)
+        return f"the algorithm is right: its checks pass; {len(bad)} of the {edges} edge cases of the contract fail{not_run_text}{tail}{first}"
+    return f"{len(bad)} of {counted} checks did not pass{not_run_text}{tail}{first}"
 
 
 # Characters XML 1.0 cannot carry at all, even escaped (most C0 controls, lone surrogates, U+FFFE/F).

@@ -25,3 +25,18 @@ def inert(text: str) -> str:
     them. A carriage return becomes a line break: it would let a line overwrite the verdict."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def suggestions(typed: str, known: list[str], n: int = 3) -> list[str]:
+    """What `typed` probably meant among `known` (kebab-case names): those of which every word of it begins a
+    word ("gqa": gqa-attention, lora-gqa), else the closest spellings, and only those about as close as the
+    closest ("los-scaling": loss-scaling, not prod-vs-staging)."""
+    import difflib  # only when a name is unknown
+
+    words = [w for w in typed.lower().split("-") if w]
+    by_words = [name for name in known if words and all(any(part.startswith(w) for part in name.split("-")) for w in words)]
+    if by_words:
+        return sorted(by_words, key=len)[:n]
+    scored = sorted(((difflib.SequenceMatcher(None, typed, name).ratio(), name) for name in known), reverse=True)
+    best = scored[0][0] if scored else 0.0
+    return [name for score, name in scored if score >= max(0.6, best - 0.1)][:n]

@@ -669,7 +669,7 @@ def test_review_list_shows_the_schedule(mlprep_home: Path, cli_environment: Path
     listed = run("review", "--list")
     assert listed.exit_code == 0, listed.output
     [line] = [line for line in listed.stdout.splitlines() if line.startswith("add-one")]
-    assert "code" in line and "in 24 h" in line and "not passed yet" in line
+    assert "code" in line and "in 24 h" in line and "its latest grade did not pass" in line
     assert "nothing is due" in listed.stdout
     assert run("review").stdout == listed.stdout  # nothing due: no loop, the same schedule
 
@@ -698,6 +698,8 @@ def test_time_practised_counts_attempt_edit_grade_from_the_cli(mlprep_home: Path
     import sqlite3
     from datetime import UTC, datetime, timedelta
 
+    from mlprep.progress.standing import practice_time
+
     run("attempt", "add-one")
     ten_minutes_ago = (datetime.now(UTC) - timedelta(minutes=10)).isoformat(timespec="seconds")
     with sqlite3.connect(mlprep_home / "progress.sqlite3") as db:  # the attempt started ten minutes ago
@@ -712,9 +714,13 @@ def test_time_practised_counts_attempt_edit_grade_from_the_cli(mlprep_home: Path
         db.execute("UPDATE grades SET graded_at = ?", ((datetime.now(UTC) - timedelta(days=1)).isoformat(timespec="seconds"),))
         db.execute("UPDATE attempts SET started_at = ?", ((datetime.now(UTC) - timedelta(days=1, minutes=20)).isoformat(timespec="seconds"),))
         db.execute("UPDATE practice_time SET started_at = ?", ((datetime.now(UTC) - timedelta(days=1, minutes=10)).isoformat(timespec="seconds"),))
+    os.utime(attempt_file(mlprep_home, "add-one"))  # worked on again since
     run("grade", "add-one")
     with Store.open_default() as store:
-        assert 29 * 60 <= store.practice_seconds()["add-one"] <= 31 * 60  # 10 minutes, then the 20-minute cap
+        assert 29 * 60 <= practice_time(store.practice_intervals())[0] <= 31 * 60  # 10 minutes, then the 20-minute cap
+    run("grade", "add-one")  # graded again, unchanged: no more practice
+    with Store.open_default() as store:
+        assert 29 * 60 <= practice_time(store.practice_intervals())[0] <= 31 * 60
 
 
 def test_plurals_and_an_interview_asked_for_more_exercises_than_there_are() -> None:

@@ -338,3 +338,20 @@ def test_a_missing_file_is_one_line_with_a_suggestion(cli, tmp_path: Path, monke
     line = one_error_line(result.stderr)
     assert line.startswith(f"mlprep: error: no such file: {given}")
     assert line.endswith(suggestion.format(folder="mine", cwd=tmp_path))
+
+
+@pytest.mark.parametrize(("args", "status"), [(["list"], 0), (["show", "add"], 0), (["grade", "add", "--file", "right.py", "--verbose"], 0),
+                                              (["grade", "add", "--file", "wrong.py", "--verbose"], 1)])
+def test_output_cut_by_its_reader_keeps_the_commands_exit_status(home: Path, tmp_path: Path, args: list[str], status: int) -> None:
+    """`mlprep grade ... | head`: the reader goes away before mlprep writes; the command still ends with its own status, quietly."""
+    import sys
+
+    (tmp_path / "right.py").write_text((RUNNER_BANK / "solutions" / "add" / "reference.py").read_text())
+    (tmp_path / "wrong.py").write_text("def add(a, b):\n    return a - b\n")
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # no reader from the start: the first write fails with EPIPE, whenever it comes
+    env = {**os.environ, "MLPREP_HOME": str(home), "MLPREP_BANK": str(RUNNER_BANK)}
+    process = subprocess.run([sys.executable, "-m", "mlprep", *args], stdout=write_end, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env, timeout=120)
+    os.close(write_end)
+    assert process.returncode == status, process.stderr
+    assert process.stderr == ""

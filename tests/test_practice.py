@@ -240,3 +240,29 @@ def test_config_round_trips_through_toml_and_rejects_what_it_does_not_know(tmp_p
     with pytest.raises(MlprepError, match="does not parse") as broken:
         load_config(path)
     assert str(path) in broken.value.message
+
+
+def test_one_exercise_has_one_status_in_every_command_and_screen(fixture_bank: Path, mlprep_home: Path) -> None:
+    """Passed once, then graded wrong: `list`, `progress`, the loop's header and `review` say the same."""
+    watch = PipedWatch()
+    try:
+        watch.wait_for("stdin is not a terminal")
+        attempt = mlprep_home / "workspace" / "add-one" / "add_one.py"
+        attempt.write_text((fixture_bank / "solutions" / "add-one" / "reference.py").read_text())
+        watch.press("r")
+        watch.wait_for("add-one: PASS")
+        attempt.write_text("def add_one(x):\n    return x + 2\n")
+        seen = len(watch.text())
+        watch.press("r")
+        watch.wait_for("add-one: FAIL")
+        after = watch.text()[seen:]
+        assert "status: passed" in after and "status: attempted" not in after and "status: todo" not in after
+        watch.quit()
+    finally:
+        watch.kill()
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
+    listed = subprocess.run([sys.executable, "-m", "mlprep", "list", "--json"], capture_output=True, text=True, env=env, timeout=60)
+    assert [e["status"] for e in __import__("json").loads(listed.stdout) if e["id"] == "add-one"] == ["passed"]
+    review = subprocess.run([sys.executable, "-m", "mlprep", "review", "--list"], capture_output=True, text=True, env=env, timeout=60)
+    [line] = [line for line in review.stdout.splitlines() if line.startswith("add-one")]
+    assert "its latest grade did not pass" in line and "not passed yet" not in line

@@ -185,13 +185,20 @@ def test_the_interview_asks_the_follow_ups_and_scores_them_apart(mlprep_home: Pa
     seed = 5
     presentation = q.Presentation.of(followups, random.Random(seed).randrange(1, 2**31))
     answers = {"float-add": presentation.letter("float-add", 0), "ints-in-python": "2\n"}  # one right, one wrong
-    keys = "qq" + "".join(answers[question_id] for question_id in presentation.questions)  # q twice ends the interview
+    # e: the "editor" writes the code; q twice ends the interview; then the follow-ups' answers.
+    keys = "eqq" + "".join(answers[question_id] for question_id in presentation.questions)
+    editor = tmp_path / "editor.py"
+    editor.write_text("import sys\nopen(sys.argv[-1], 'w').write('def add_one(x):\\n    return x + 1\\n')\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "120", "EDITOR": f"'{sys.executable}' '{editor}'"}
+    untouched = subprocess.run([sys.executable, "-m", "mlprep", "interview", "--count", "1", "--seed", str(seed), "--manual-run"], input="qq",
+                               capture_output=True, text=True, timeout=120, env=env)
+    assert "the interview is over" in untouched.stdout and "follow-up questions" not in untouched.stdout  # no code written: nothing to ask about
     done = subprocess.run([sys.executable, "-m", "mlprep", "interview", "--count", "1", "--seed", str(seed), "--manual-run"], input=keys,
-                          capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "120"})
+                          capture_output=True, text=True, timeout=120, env=env)
     assert "follow-up questions on add-one" in done.stdout, done.stdout + done.stderr
     assert "follow-up questions: 1 of 2 right" in done.stdout and "(scored apart from the code)" in done.stdout
     assert "Python ints never overflow" in done.stdout  # the explanation of the one missed
-    [report] = (mlprep_home / "workspace" / "interviews").glob("*/report.json")
+    [report] = [r for r in (mlprep_home / "workspace" / "interviews").glob("*/report.json") if "followups" in r.read_text()]
     data = json.loads(report.read_text())
     assert data["followups"]["right"] == 1 and data["followups"]["asked"] == 2
     assert {f["question"]: f["right"] for f in data["followups"]["questions"]} == {"float-add": True, "ints-in-python": False}

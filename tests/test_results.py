@@ -24,10 +24,12 @@ def test_json_round_trip_keeps_every_field():
 
 def test_overall_status_is_the_worst_and_skips_never_pass_alone():
     c = lambda s: CheckResult("x", s)  # noqa: E731
-    assert overall_status([c("pass"), c("skip")]) == "pass"
+    no_gpu = CheckResult("x [cuda]", "skip", details={"unavailable": "cuda"})
+    assert overall_status([c("pass"), no_gpu]) == "pass"
+    assert overall_status([c("pass"), c("skip")]) == "timeout"  # a check not run is no pass
     assert overall_status([c("pass"), c("fail"), c("timeout")]) == "timeout"
     assert overall_status([c("fail"), c("error")]) == "error"
-    assert overall_status([c("skip")]) == "fail"
+    assert overall_status([no_gpu]) == "fail"
 
 
 def test_junit_has_one_case_per_check():
@@ -82,3 +84,17 @@ def test_a_grade_whose_only_failures_are_edges_says_the_algorithm_is_right():
     wrong = CheckResult("matches the reference", "fail", "values differ")
     assert summary_message([wrong, empty, named]).startswith("2 of 3 checks did not pass")
     assert CheckResult.from_dict(empty.__dict__ | {"details": {}}).edge == "An empty list raises ValueError."
+
+
+def test_a_grade_counts_every_check_and_a_check_not_run_for_lack_of_time_is_no_pass():
+    from mlprep.results import overall_status, summary_message
+
+    hung = [CheckResult("imports", "pass"), CheckResult("f adds one", "timeout", "no answer")] + [
+        CheckResult(f"check {i}", "skip", "not run: f() hit its time limit") for i in range(10)]
+    assert summary_message(hung).startswith("1 of 12 checks did not pass, 10 not run; first: f adds one")
+    cuda = [CheckResult("matches", "pass"), CheckResult("matches [cuda]", "skip", "CUDA is not available", {"unavailable": "cuda"})]
+    assert overall_status(cuda) == "pass" and summary_message(cuda) == "all 1 checks passed (1 CUDA scenario skipped: not on this machine)"
+    out_of_time = [CheckResult("slow but right", "pass"), CheckResult("never ran", "skip", "not run: the time limit for the whole grade (20 s) ran out",
+                                                                      {"grade_limit_s": 20})]
+    assert overall_status(out_of_time) == "timeout"
+    assert summary_message(out_of_time).startswith("1 of 2 checks not run; first: never ran: not run: the time limit")

@@ -378,3 +378,17 @@ def test_an_edge_check_quotes_the_prompt_and_the_grade_says_the_algorithm_is_rig
     assert statuses(result) == {IMPORT_CHECK: "pass", "adds float64 arrays": "pass", "adds integers": "fail", "inputs unchanged": "pass"}
     assert result.checks[2].message.endswith("(An edge case the contract settles: Integers add exactly.)")
     assert result.message.startswith("the algorithm is right: its checks pass; 1 of the 1 edge cases of the contract fail")
+
+
+def test_a_syntax_error_is_found_before_any_sandbox_starts_and_reads_as_the_sandbox_says_it(add_exercise, monkeypatch):
+    through_the_sandbox = (lambda: (monkeypatch.setattr(engine, "does_not_parse", lambda path: None), grade(add_exercise, "syntax_error"))[1])()
+    monkeypatch.undo()
+
+    def no_sandbox(*args, **kwargs):
+        raise AssertionError("a sandbox was started for a file that does not parse")
+
+    monkeypatch.setattr(engine, "prestart", no_sandbox)
+    monkeypatch.setattr(engine, "Sandbox", no_sandbox)
+    early = grade(add_exercise, "syntax_error")
+    assert [(c.name, c.status, c.message, c.details) for c in early.checks] == [(c.name, c.status, c.message, c.details) for c in through_the_sandbox.checks]
+    assert early.message == through_the_sandbox.message and early.status == "error"

@@ -309,11 +309,18 @@ def test_latest_grades_ignore_internal_errors(store: Store) -> None:
     assert {e: s for e, (_, s) in store.latest_grades().items()} == {"knn": "pass", "adamw": "fail"}
 
 
-def test_practice_time_adds_up_per_exercise(store: Store) -> None:
+def test_practice_time_counts_each_moment_once(store: Store) -> None:
+    from datetime import timedelta
+
+    from mlprep.progress.standing import practice_time
+
     store.record_practice_time("knn", "watch", MOMENT, 30.0)
-    store.record_practice_time("knn", "interview", MOMENT, 12.5)
-    store.record_practice_time("adamw", "review", MOMENT, 5.0)
-    assert store.practice_seconds() == {"adamw": 5.0, "knn": 42.5}
+    store.record_practice_time("knn", "interview", MOMENT + timedelta(seconds=10), 12.5)  # inside knn's 30 s: counted once
+    store.record_practice_time("adamw", "review", MOMENT + timedelta(seconds=20), 20.0)  # 10 s shared with knn, then 10 s alone
+    store.record_practice_time("knn", "cli", MOMENT + timedelta(minutes=5), 60.0)  # apart from the rest
+    total, per_exercise = practice_time(store.practice_intervals())
+    assert total == 30 + 10 + 60
+    assert per_exercise == {"knn": 20 + 5 + 60, "adamw": 5 + 10}
     with pytest.raises(ValueError, match="mode"):
         store.record_practice_time("knn", "daydreaming", MOMENT, 1.0)
 
@@ -331,3 +338,28 @@ def test_interviews_round_trip_newest_first(store: Store) -> None:
     assert [i.id for i in recorded] == ids[::-1]
     assert recorded[1].items == items and recorded[1].passed == 1
     assert (recorded[0].topic, recorded[0].ended_by, recorded[0].items) == ("optimisation", "quit", ())
+
+
+def test_a_ten_minute_session_over_three_exercises_counts_ten_minutes(store: Store, tmp_path: Path) -> None:
+    """Attempt three exercises at once, work on them in turn, grade one after another and then all at once:
+    every moment of the ten minutes counts once, however many grades credit it."""
+    from mlprep.progress.standing import practice_time
+
+    t0 = datetime(2030, 1, 1, 9, 0, tzinfo=UTC)
+    at = lambda minutes: t0 + timedelta(minutes=minutes)  # noqa: E731
+    for exercise_id in ("a", "b", "c"):
+        store.record_attempt(exercise_id, tmp_path / f"{exercise_id}.py")
+    store._db.execute("UPDATE attempts SET started_at = ?", (at(0).isoformat(timespec="seconds"),))
+
+    def grade(exercise_id: str, minutes: float, modified: float) -> float:
+        counted = store.record_cli_practice(exercise_id, at(modified), now=at(minutes))
+        store.record_grade(make_result(exercise_id), source="workspace", path=None)
+        store._db.execute("UPDATE grades SET graded_at = ? WHERE id = (SELECT MAX(id) FROM grades)", (at(minutes).isoformat(timespec="seconds"),))
+        return counted
+
+    assert grade("a", 4, modified=3) == 4 * 60
+    assert grade("b", 7, modified=6) == 7 * 60  # since b's attempt started: overlaps a's four minutes
+    assert [grade(e, 10, modified) for e, modified in (("a", 9), ("b", 6), ("c", 9.5))] == [6 * 60, 0.0, 10 * 60]  # b was not worked on again
+    total, per_exercise = practice_time(store.practice_intervals())
+    assert total == 10 * 60  # the sum of the credits is 27 minutes
+    assert sum(per_exercise.values()) == pytest.approx(total) and set(per_exercise) == {"a", "b", "c"}

@@ -133,3 +133,14 @@ def test_open_in_editor_errors_are_one_line_and_name_the_file(tmp_path: Path, mo
     with pytest.raises(MlprepError, match="surely-no-such-editor-exists") as missing:
         workspace.open_in_editor(target)
     assert "\n" not in missing.value.message
+
+
+def test_a_typo_suggests_what_it_is_a_typo_of_and_nothing_unrelated() -> None:
+    from mlprep.text import suggestions
+
+    known = ["loss-scaling", "prod-vs-staging", "kmeans", "kmeans-edge", "gqa-attention", "lora-gqa", "mlp-backprop", "batchnorm", "minibatch-sgd"]
+    assert suggestions("los-scaling", known) == ["loss-scaling"]  # not prod-vs-staging, which shares "-s..ing"
+    assert suggestions("kmean", known) == ["kmeans", "kmeans-edge"]
+    assert sorted(suggestions("gqa", known)) == ["gqa-attention", "lora-gqa"]
+    assert suggestions("mlp", known) == ["mlp-backprop"] and suggestions("batch-norm", known) == ["batchnorm"]
+    assert suggestions("xyzzy", known) == []

@@ -157,13 +157,17 @@ def grade_file(exercise: Exercise, path: Path, *, device: str = "auto", timeout_
     require_device(device)
     started = time.perf_counter()
     path = Path(path).resolve()
-    prestart(module_name("grader", exercise.id), exercise.grader_path)  # its imports overlap with ours below
+    unparsable = does_not_parse(path)  # found in milliseconds, before any sandbox (or the reference's timing) starts
+    if unparsable is None:
+        prestart(module_name("grader", exercise.id), exercise.grader_path)  # its imports overlap with ours below
     try:
         grader = load_module(module_name("grader", exercise.id), exercise.grader_path)
         reference = load_module(module_name("reference", exercise.id), exercise.reference_path)
         runs = plan_runs(collect_checks(grader), device)
     except Exception as exc:  # a broken bank file is mlprep's defect, not the learner's
         return _internal(exercise.id, f"the grader of {exercise.id} could not be loaded: {type(exc).__name__}: {exc}", started)
+    if unparsable is not None:
+        return _not_imported(exercise, runs, unparsable, 0.0, "", device, started)
     limit = float(timeout_s) if timeout_s is not None else exercise.timeout_s
     measured = reference_times(exercise, runs, reference, device)
     return _grade(exercise, path, runs, reference, device, Budget(limit), measured, started)
@@ -184,10 +188,7 @@ def _grade(exercise: Exercise, path: Path, runs: list, reference: ModuleType, de
         except SandboxBroken as exc:
             return _internal(exercise.id, str(exc), started)
         except SubmissionProblem as problem:
-            status = "timeout" if isinstance(problem, SubmissionTimeout) else "error"
-            checks.append(CheckResult(IMPORT_CHECK, status, problem.message, problem.details, time.perf_counter() - import_started))
-            checks += [CheckResult(name, "skip", "not run: your file did not import") for name, *_ in runs]
-            return _result(exercise, checks, sandbox, device, started)
+            return _not_imported(exercise, runs, problem, time.perf_counter() - import_started, sandbox.output_text(), device, started)
         if sandbox.missing:
             names = ", ".join(sandbox.missing)
             message = f"your file does not define {names} (the exercise asks for {', '.join(exercise.functions)})"
@@ -203,7 +204,7 @@ def _grade(exercise: Exercise, path: Path, runs: list, reference: ModuleType, de
 
         for name, spec, dev, runnable in runs:
             if not runnable:
-                checks.append(CheckResult(name, "skip", f"{dev.upper()} is not available on this machine; this scenario did not run"))
+                checks.append(CheckResult(name, "skip", f"{dev.upper()} is not available on this machine; this scenario did not run", {"unavailable": dev}))
                 continue
             uses = spec.uses or exercise.functions
             blocked = next((code for code in uses if code in hung), None)
@@ -236,6 +237,29 @@ def _grade(exercise: Exercise, path: Path, runs: list, reference: ModuleType, de
     if internal:
         result.message = "internal error in mlprep (not your code): " + result.message
     return result
+
+
+def does_not_parse(path: Path) -> SubmissionRaised | None:
+    """The file's syntax error, as the sandbox would report it, found by compiling it here (compiling runs
+    nothing of it); None when it parses, or cannot be read (the sandbox then says why)."""
+    try:
+        source = path.read_bytes()
+        compile(source, str(path), "exec", dont_inherit=True)
+    except SyntaxError as exc:  # IndentationError and TabError too
+        where = f"  line {exc.lineno}: {(exc.text or '').rstrip()}" if exc.lineno else ""
+        error = {"kind": "exception", "type": type(exc).__name__, "message": str(exc), "traceback": where}
+        return SubmissionRaised(f"your file does not parse: {error['type']}: {error['message']}\n{where}".rstrip(), error)
+    except Exception:  # noqa: BLE001 - unreadable, null bytes, a compiler limit: the sandbox's import reports it
+        return None
+    return None
+
+
+def _not_imported(exercise: Exercise, runs: list, problem: SubmissionProblem, seconds: float, output: str, device: str, started: float) -> GradeResult:
+    status = "timeout" if isinstance(problem, SubmissionTimeout) else "error"
+    checks = [CheckResult(IMPORT_CHECK, status, problem.message, problem.details, seconds)]
+    checks += [CheckResult(name, "skip", "not run: your file did not import") for name, *_ in runs]
+    return GradeResult(exercise.id, overall_status(checks), summary_message(checks), checks, output=output, device=_devices_used(device),
+                       duration_s=time.perf_counter() - started)
 
 
 def _code_name(name: str) -> str:

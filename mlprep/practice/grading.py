@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -131,8 +132,8 @@ def grade_targets(store: Store, targets: Sequence[Target], *, device: str = "aut
     else:
         results = []
         for target in targets:
-            if target.source == "workspace":
-                store.record_cli_practice(target.exercise.id)  # before the grade: the time up to it since the last event
+            if target.source == "workspace":  # before the grade: the time up to it since the last event, if the file was worked on
+                store.record_cli_practice(target.exercise.id, _modified_at(target.path))
             results.append(grade_attempt(target.exercise, target.path, device=device, timeout_s=timeout_s, reveal=store.has_passed(target.exercise.id)))
             if on_result is not None:
                 on_result(target, results[-1])
@@ -140,6 +141,13 @@ def grade_targets(store: Store, targets: Sequence[Target], *, device: str = "aut
         if target.source == "workspace" or record_files:
             store.record_grade(result, source=target.source, path=target.path)
     return results
+
+
+def _modified_at(path: Path) -> datetime | None:
+    try:
+        return datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    except OSError:
+        return None
 
 
 def diagnose_grade(store: Store, exercise: Exercise, result: GradeResult, *, device: str = "auto",

@@ -191,7 +191,10 @@ def run_interview(store: Store, bank: Bank, picked: list[Exercise], clock: Clock
         console.print(f"grading {plural(len(items), 'exercise')}…", markup=False)
     record = finish_interview(store, outcome, started_at=started_at, clock=clock, minutes=minutes, seed=seed, topic=topic, folder=folder,
                               grade=None if terminated else grade_attempt)
-    followups = [] if terminated else ask_followups(picked, console, random.Random(seed), stdin or sys.stdin)
+    # The follow-ups are about the code: an exercise left as its stub has none to ask.
+    written = [item.exercise for item in outcome.items if item.path is not None and item.path.is_file()
+               and not kind_of(item.exercise).is_untouched(item.exercise, item.path)]
+    followups = [] if terminated else ask_followups(written, console, random.Random(seed), stdin or sys.stdin)
     if followups:
         write_report(record, folder / "report.json", followups)
     return InterviewRun(record, followups, outcome.ended_by, folder / "report.json")

@@ -629,14 +629,7 @@ class PracticeLoop:
         from mlprep.screen.render import loop_screen
 
         item = self.item
-        if item.result is not None:
-            status = item.result.status  # the header says what the grade below it says
-        elif item.passed:
-            status = "passed"
-        elif self.policy.mode == "watch":
-            status = self.store.statuses().get(item.exercise.id, "todo")
-        else:  # an interview's or a review's own file: only what happened here counts
-            status = "todo"
+        status = self.store.statuses().get(item.exercise.id, "todo")  # the exercise's status, as `mlprep list` says it; the verdict line has the grade
         shown = self.store.hints_shown().get(item.exercise.id, 0)
         width, height = self.console.size
         screen = loop_screen(

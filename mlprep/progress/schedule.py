@@ -85,7 +85,7 @@ def exercise_seed(kind: str, exercise_id: str, last_graded_at: datetime, last_pa
     """An exercise in the schedule from its latest grade alone (see the module docstring)."""
     if last_passed:
         return Seed(kind, exercise_id, last_graded_at + PASSED_REVIEW_AFTER, f"passed {last_graded_at:%Y-%m-%d}, not practised since")
-    return Seed(kind, exercise_id, last_graded_at + FAILED_REVIEW_AFTER, f"not passed yet (last graded {last_graded_at:%Y-%m-%d})")
+    return Seed(kind, exercise_id, last_graded_at + FAILED_REVIEW_AFTER, f"its latest grade did not pass ({last_graded_at:%Y-%m-%d})")
 
 
 def schedule(seeds: Iterable[Seed], states: Mapping[tuple[str, str], ReviewState]) -> list[DueItem]:

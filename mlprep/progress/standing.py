@@ -3,6 +3,7 @@ grades, interviews, hints and reveals, the streak of days."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
@@ -19,6 +20,7 @@ class Standing:
 
     topics: list[tuple[str, int, int, int, int]]
     topic_seconds: dict[str, float]
+    practised_s: float  # wall-clock time practised, each moment counted once
     grades: list[GradeRecord]
     grades_total: int
     attempts_started: int
@@ -32,7 +34,8 @@ class Standing:
 
 def standing(store: Store, bank: Bank, now: datetime, *, reviews_due: int, history: int) -> Standing:
     """The learner's standing at `now`; `history`: how many recent grades to list."""
-    statuses, grades, seconds = store.statuses(), store.grades(), store.practice_seconds()
+    statuses, grades = store.statuses(), store.grades()
+    practised, seconds = practice_time(store.practice_intervals())
     counts: dict[str, list[int]] = {}
     topic_seconds: dict[str, float] = {}
     for exercise in bank.exercises:
@@ -45,6 +48,7 @@ def standing(store: Store, bank: Bank, now: datetime, *, reviews_due: int, histo
     return Standing(
         topics=[(topic, *row) for topic, row in sorted(counts.items())],
         topic_seconds=topic_seconds,
+        practised_s=practised,
         grades=grades[:history],
         grades_total=len(grades),
         attempts_started=len({a.exercise_id for a in store.attempts()}),
@@ -55,6 +59,32 @@ def standing(store: Store, bank: Bank, now: datetime, *, reviews_due: int, histo
         interviews=store.interviews(),
         reviews_due=reviews_due,
     )
+
+
+def practice_time(intervals: Iterable[tuple[str, datetime, float]]) -> tuple[float, dict[str, float]]:
+    """(the wall-clock seconds practised, the seconds per exercise): every moment counts once, however many
+    stretches of practice cover it (the loop in one terminal while `mlprep grade` runs in another, several
+    attempts graded at once), and a moment that several exercises' stretches cover is shared equally
+    between them, so that the exercises' seconds add up to the total."""
+    boundaries: list[tuple[datetime, int, str]] = []
+    for exercise_id, start, seconds in intervals:
+        if seconds > 0:
+            boundaries += [(start, 1, exercise_id), (start + timedelta(seconds=seconds), -1, exercise_id)]
+    boundaries.sort(key=lambda b: (b[0], b[1]))  # ends before starts at the same moment
+    active: dict[str, int] = {}
+    total, per_exercise = 0.0, {}
+    previous = None
+    for moment, change, exercise_id in boundaries:
+        if previous is not None and active and moment > previous:
+            span = (moment - previous).total_seconds()
+            total += span
+            for covering in active:
+                per_exercise[covering] = per_exercise.get(covering, 0.0) + span / len(active)
+        active[exercise_id] = active.get(exercise_id, 0) + change
+        if not active[exercise_id]:
+            del active[exercise_id]
+        previous = moment
+    return total, per_exercise
 
 
 def day_streaks(days: set[date], today: date) -> tuple[int, int]:

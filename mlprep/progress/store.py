@@ -542,9 +542,11 @@ class Store:
                 (exercise_id, mode, iso(started_at), float(seconds)),
             )
 
-    def record_cli_practice(self, exercise_id: str, now: datetime | None = None) -> float:
-        """Count the time since the exercise's last event (up to CLI_GAP_CAP_S) as practice from the
-        CLI, when it is graded there; return the seconds counted."""
+    def record_cli_practice(self, exercise_id: str, modified_at: datetime | None, now: datetime | None = None) -> float:
+        """When an attempt is graded from the CLI: count the time since the exercise's last event (its attempt
+        started, its last grade, its last practice counted), up to CLI_GAP_CAP_S, as practice, if the attempt's
+        file was changed since that event (`modified_at`: an attempt graded again unchanged, or among all the
+        attempts `mlprep grade` grades, was not being worked on); return the seconds counted."""
         now = now or datetime.now(UTC)
         events = self._read(
             """SELECT MAX(t) FROM (
@@ -553,17 +555,20 @@ class Store:
                    UNION ALL SELECT strftime('%Y-%m-%dT%H:%M:%S+00:00', started_at, '+' || seconds || ' seconds') FROM practice_time WHERE exercise_id = ?)""",
             (exercise_id, exercise_id, exercise_id),
         )[0][0]
-        if events is None:
+        if events is None or modified_at is None:
             return 0.0
         last = datetime.fromisoformat(events)
+        if modified_at <= last:
+            return 0.0
         seconds = min(max((now - last).total_seconds(), 0.0), CLI_GAP_CAP_S)
         if seconds >= 1:
             self.record_practice_time(exercise_id, "cli", now - timedelta(seconds=seconds), seconds)
         return seconds
 
-    def practice_seconds(self) -> dict[str, float]:
-        """Seconds of practice (the loop's modes, and the plain CLI's attempt-edit-grade), per exercise."""
-        return dict(self._read("SELECT exercise_id, SUM(seconds) FROM practice_time GROUP BY exercise_id ORDER BY exercise_id"))
+    def practice_intervals(self) -> list[tuple[str, datetime, float]]:
+        """Every stretch of practice counted (the loop's modes, the plain CLI's attempt-edit-grade): (exercise, start, seconds)."""
+        return [(exercise_id, parse_iso(started_at), seconds) for exercise_id, started_at, seconds in self._read(
+            "SELECT exercise_id, started_at, seconds FROM practice_time ORDER BY started_at, id")]
 
     # -- interviews --------------------------------------------------------------------------
 

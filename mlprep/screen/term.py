@@ -261,7 +261,7 @@ def print_progress(out: Out, standing: Standing) -> None:
     if topics:
         passed, total = sum(r[1] for r in topics), sum(r[4] for r in topics)
         total_row = [("all", "bold"), *((str(sum(r[i] for r in topics)), "bold") for i in range(1, 5)),
-                     (duration_text(sum(topic_seconds.values())), "bold"), bar(passed, total)]
+                     (duration_text(standing.practised_s), "bold"), bar(passed, total)]
     out.table(("topic", "passed", "attempted", "todo", "total", "time", "mastery"), rows, right=(1, 2, 3, 4, 5), title="by topic", total=total_row)
     out.line()
     if grades:
@@ -283,7 +283,7 @@ def print_progress(out: Out, standing: Standing) -> None:
         ], title="interviews", shrink=4)
         out.line()
     out.line(("streak: ", "bold"), f"{plural(streak[0], 'day')} (longest {streak[1]})",
-             ("   time practised: ", "bold"), duration_text(sum(topic_seconds.values())),
+             ("   time practised: ", "bold"), duration_text(standing.practised_s),
              ("   reviews due: ", "bold"), str(standing.reviews_due) + (" (`mlprep review`)" if standing.reviews_due else ""))
     used = str(sum(shown for shown, _ in hints.values()) + sum(diagnoses.values()))
     if hints or diagnoses:
