@@ -118,6 +118,65 @@ def test_every_failing_grade_of_the_bank_fits_on_one_screen(whole_bank_selfcheck
     assert too_long == {}
 
 
+@pytest.mark.slow
+def test_every_failing_input_the_bank_prints_pastes_and_runs(bank, whole_bank_selfcheck):
+    """Each failing input a grade of the bank shows in full, at 40, 80 and 120 columns, comes out with its
+    lines whole: pasted into Python (against the exercise's names: the reference's) it compiles and runs,
+    an exception of the contract aside (an input that must raise ValueError raises it)."""
+    import io
+
+    from rich.console import Console
+
+    from mlprep.grading._calls import complete
+    from mlprep.grading.engine import load_module, module_name
+    from mlprep.grading.repro import run_input
+    from mlprep.results import GradeResult
+    from mlprep.screen.render import render_grade
+
+    _, report = whole_bank_selfcheck
+    broken, ran = [], set()
+    for exercise in report["exercises"]:
+        for label, data in exercise["grades"].items():
+            if not (label.startswith("bug ") or label == "stub"):
+                continue
+            result = GradeResult.from_dict(data)
+            inputs = {c.failing_input for c in result.failed_checks() if c.failing_input and complete(c.failing_input)}
+            for width in (40, 80, 120):
+                console = Console(file=io.StringIO(), width=width, color_system=None)
+                render_grade(console, result)
+                out = console.file.getvalue()
+                for text in inputs:
+                    shown = "\n".join("    " + line for line in text.splitlines())
+                    if "before these: `--verbose` shows them" not in out and shown not in out and text.splitlines()[-1] in out:
+                        broken.append(f"{exercise['id']} {label} at {width} columns: the input is not shown with its lines whole")
+            reference = load_module(module_name("reference", exercise["id"]), bank.get(exercise["id"]).reference_path)
+            for text in inputs - ran:
+                ran.add(text)
+                try:
+                    run_input(text, reference)
+                except (SyntaxError, NameError) as exc:
+                    broken.append(f"{exercise['id']} {label}: {type(exc).__name__}: {exc}")
+                except Exception:  # noqa: BLE001 - the contract's own exception, on an input that must raise
+                    pass
+    assert len(ran) >= 200
+    assert broken == []
+
+
+@pytest.mark.parametrize("width", [40, 80, 120])
+def test_show_keeps_every_code_line_of_every_prompt_whole(bank, width):
+    """`mlprep show` renders the prompt's Markdown; a code block's lines come out whole at any width (a
+    docstring's indentation intact), never folded by the renderer."""
+    import re
+
+    from mlprep.screen.term import rendered_prompt
+
+    for exercise in bank.exercises:
+        out = rendered_prompt(exercise, width, False)
+        for block in re.findall(r"^```[^\n]*\n(.*?)^```", exercise.prompt(), re.S | re.M):
+            for line in block.rstrip("\n").splitlines():
+                assert line.rstrip() == "" or "  " + line.rstrip() in out, f"{exercise.id} at {width} columns: {line!r}"
+
+
 @pytest.mark.parametrize("exercise_id", sorted(load_bank(ROOT).ids()))
 def test_no_prose_loses_characters_to_markdown_emphasis(bank, exercise_id):
     """A `*` between two characters of a word opens emphasis in Markdown: `2**16` renders as "216"

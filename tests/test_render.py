@@ -233,3 +233,22 @@ def test_colour_follows_the_terminal_and_no_color(monkeypatch: pytest.MonkeyPatc
     assert term.color_enabled(Terminal()) and not term.color_enabled(io.StringIO())
     monkeypatch.setenv("NO_COLOR", "1")
     assert not term.color_enabled(Terminal())
+
+
+@pytest.mark.parametrize("width", [40, 80, 120])
+def test_a_failing_input_keeps_its_lines_at_any_width(width: int) -> None:
+    """Code is never hard-wrapped: each line of the input comes out whole (the terminal folds a long one),
+    so what is copied from the screen pastes into Python and runs."""
+    long_call = "knn(np.array([[0.0, 1.5, -2.25], [3.0, 4.0, 5.5]]), np.array([[1.0, 2.0, 3.0]]), 1)  # the second row is nearest through the first"
+    failing = f"import math\nX = [{', '.join(str(i / 4) for i in range(30))}]\n{long_call}"
+    checks = [CheckResult("k nearest rows", "fail", "expected index 0, got 1 " * 6, {}, 0.1, failing)]
+    c = console(width)
+    render.render_grade(c, grade("fail", checks, message="1 of 1 checks did not pass"))
+    out = text_of(c)
+    shown = "\n".join("    " + line for line in failing.splitlines())
+    assert shown in out
+    pasted = "\n".join(line[4:] for line in out[out.index(shown):].splitlines()[:3])
+    compile(pasted, "<pasted>", "exec")
+    assert pasted == failing
+    wrapped = [line for line in out.splitlines() if "expected index 0" in line]
+    assert all(len(line) <= width for line in wrapped)  # the message itself still wraps to the width

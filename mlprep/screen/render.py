@@ -167,10 +167,39 @@ def failure_groups(checks: Sequence[CheckResult]) -> list[tuple[CheckResult, lis
     return [(group[0], [c.name for c in group]) for group in groups.values()]
 
 
-def failure_text(check: CheckResult, names: Sequence[str], *, details: bool, input_lines: int | None = None, width: int = 80) -> Text:
+@dataclass
+class FailureBlock:
+    """One failure as a screen shows it: its heading and message, wrapped to the width, then the input it
+    failed on, whose lines stay whole (code: a line wider than the screen runs on and the terminal folds
+    it, so that what is copied from the screen pastes and runs)."""
+
+    message: Text
+    code: Text | None = None
+
+    @property
+    def plain(self) -> str:
+        return self.message.plain + (f"\n{self.code.plain}" if self.code is not None else "")
+
+    def height(self, console: Console) -> int:
+        """The terminal rows it takes at the console's width."""
+        rows = len(self.message.wrap(console, console.width))
+        if self.code is not None:
+            lines = self.code.plain.split("\n")
+            rows += len(lines) if self.code.overflow != "ignore" else sum(max(1, -(-len(line) // console.width)) for line in lines)
+        return rows
+
+    def __rich_console__(self, console: Console, options: Any) -> Any:
+        yield self.message
+        if self.code is not None:
+            yield self.code
+
+
+def failure_text(check: CheckResult, names: Sequence[str], *, details: bool, input_lines: int | None = None, width: int = 80,
+                 cut_code: bool = False) -> FailureBlock:
     """One failure in full: the checks' names, the message, a picture of the series it attached (yours
     vs expected, mlprep.screen.charts), the input it failed on (and, verbose, the details). input_lines: at
-    most this many lines of the input (its last ones: the call that fails)."""
+    most this many lines of the input (its last ones: the call that fails); cut_code: a line of the input
+    wider than the screen is cut there with "…" (a screen of fixed rows, the practice loop's), never folded."""
     text = Text()
     text.append(f"{check.status.upper()} ", style=STATUS_STYLES.get(check.status, ""))
     text.append(", ".join(names) if details or len(names) <= 3 else f"{len(names)} checks ({', '.join(names[:2])}, …)", style="bold")
@@ -185,35 +214,35 @@ def failure_text(check: CheckResult, names: Sequence[str], *, details: bool, inp
 
         text.append("\n")
         text.append_text(series_text(check.details["series"], width))
-    if check.failing_input:
-        label = "smallest failing input" if check.status == "fail" else "the input it was running"
-        text.append(f"\n  {label}:\n", style="bold")
-        lines = check.failing_input.splitlines()
-        if input_lines is not None and len(lines) > input_lines:
-            left_out = len(lines) - input_lines
-            text.append(f"    … ({plural(left_out, 'line')} before these: `--verbose` shows them, `--repro` writes the whole input as a script)\n", style="dim")
-            lines = lines[left_out:]
-        text.append(inert("\n".join("    " + line for line in lines)))
-    return text
+    if not check.failing_input:
+        return FailureBlock(text)
+    label = "smallest failing input" if check.status == "fail" else "the input it was running"
+    text.append(f"\n  {label}:", style="bold")
+    lines = check.failing_input.splitlines()
+    if input_lines is not None and len(lines) > input_lines:
+        left_out = len(lines) - input_lines
+        text.append(f"\n    … ({plural(left_out, 'line')} before these: `--verbose` shows them, `--repro` writes the whole input as a script)", style="dim")
+        lines = lines[left_out:]
+    code = Text(inert("\n".join("    " + line for line in lines)), no_wrap=True, overflow="ellipsis" if cut_code else "ignore")
+    return FailureBlock(text, code)
 
 
-def failure_details(checks: Sequence[CheckResult], width: int = 80) -> Text:
+def failure_details(checks: Sequence[CheckResult], width: int = 80) -> list[Any]:
     """Every failure in full with its details; checks that failed identically (a stub raising
     NotImplementedError everywhere) are shown once, under all their names."""
-    text = Text()
+    parts: list[Any] = []
     for number, (check, names) in enumerate(failure_groups(checks)):
-        if number:
-            text.append("\n")
-        text.append_text(failure_text(check, names, details=True, width=width))
-    return text
+        parts += [Text("")] if number else []
+        parts.append(failure_text(check, names, details=True, width=width))
+    return parts
 
 
-def _lines(console: Console, text: Text) -> int:
-    return len(text.wrap(console, console.width))
+def _lines(console: Console, part: Text | FailureBlock) -> int:
+    return part.height(console) if isinstance(part, FailureBlock) else len(part.wrap(console, console.width))
 
 
 def compact_grade(console: Console, result: GradeResult, *, path: str | None = None, max_lines: int = COMPACT_LINES,
-                  more: str = "`--verbose` shows each in full", loop: bool = False) -> list[Text]:
+                  more: str = "`--verbose` shows each in full", loop: bool = False) -> list[Text | FailureBlock]:
     """The grade in at most about `max_lines` lines at the console's width: the verdict, one row per
     check, then the failures in full as long as they fit (the first always), the rest named in one
     line; `more` says where the rest is shown in full. In the `loop`, whose key bar carries the
@@ -222,7 +251,7 @@ def compact_grade(console: Console, result: GradeResult, *, path: str | None = N
     head = [] if loop else [grade_summary(result, path, headline_only=True)]
     used = sum(_lines(console, part) for part in [*head, *rows])
     groups = failure_groups(result.failed_checks())
-    first = failure_text(*groups[0], details=False, width=console.width) if groups else None
+    first = failure_text(*groups[0], details=False, width=console.width, cut_code=loop) if groups else None
     if first is not None and used + 1 + _lines(console, first) > max_lines:
         rows = compact_rows(result.checks, fold_passes=True)  # room for the first failure before a list of passes
         used = sum(_lines(console, part) for part in [*head, *rows])
@@ -232,17 +261,17 @@ def compact_grade(console: Console, result: GradeResult, *, path: str | None = N
         title = "your code printed" + (f" ({len(lines)} lines; the first {COMPACT_OUTPUT_LINES}):" if len(lines) > COMPACT_OUTPUT_LINES else ":")
         output = [Text(title, style="bold"), Text("\n".join("  " + line for line in lines[:COMPACT_OUTPUT_LINES]), style="dim", no_wrap=True, overflow="ellipsis")]
     used += sum(_lines(console, part) for part in output)
-    failures: list[Text] = []
+    failures: list[Text | FailureBlock] = []
     for number, (check, names) in enumerate(groups):
-        block = first if not number else failure_text(check, names, details=False, width=console.width)
+        block = first if not number else failure_text(check, names, details=False, width=console.width, cut_code=loop)
         if not number and used + 1 + _lines(console, block) + (len(groups) > 1) > max_lines:
             # The first failure is always shown, its input cut to its last lines (the call) to fit.
-            without_input = _lines(console, failure_text(check, names, details=False, input_lines=0, width=console.width))
+            without_input = _lines(console, failure_text(check, names, details=False, input_lines=0, width=console.width, cut_code=loop))
             room = max_lines - used - 1 - without_input - (len(groups) > 1)
-            block = failure_text(check, names, details=False, input_lines=max(room // 2, 3), width=console.width)
+            block = failure_text(check, names, details=False, input_lines=max(room // 2, 3), width=console.width, cut_code=loop)
             while room >= 3 and _lines(console, block) > max_lines - used - 1 - (len(groups) > 1):
                 room -= 1
-                block = failure_text(check, names, details=False, input_lines=max(room // 2, 3), width=console.width)
+                block = failure_text(check, names, details=False, input_lines=max(room // 2, 3), width=console.width, cut_code=loop)
         needed = 1 + _lines(console, block)  # a blank line before it
         left = len(groups) - number - 1
         if number and (loop or used + needed + (1 if left else 0) > max_lines):
@@ -255,9 +284,12 @@ def compact_grade(console: Console, result: GradeResult, *, path: str | None = N
     return [*head, *rows, *failures, *output]
 
 
-def print_parts(console: Console, parts: Iterable[Text]) -> None:
-    for part in parts:  # console.print would wrap a no_wrap Text unless told again
-        console.print(part, no_wrap=part.no_wrap, overflow=part.overflow)
+def print_parts(console: Console, parts: Iterable[Text | FailureBlock]) -> None:
+    for part in parts:  # console.print would wrap a no_wrap Text unless told again, and crop a failing input's lines
+        if isinstance(part, FailureBlock):
+            console.print(part, crop=False)
+        else:
+            console.print(part, no_wrap=part.no_wrap, overflow=part.overflow)
 
 
 def quiz_grade_parts(result: GradeResult, path: str | None = None) -> list[Text]:
@@ -287,7 +319,7 @@ def render_grade(console: Console, result: GradeResult, *, path: str | None = No
             console.print(check_table(result.checks))
         failed = result.failed_checks()
         if failed:
-            console.print(failure_details(failed, console.width))
+            print_parts(console, failure_details(failed, console.width))
         if result.output:
             head, left_out = output_head(result.output)
             title = "your code printed" + (f" (first {OUTPUT_HEAD_LINES} lines; {left_out} more)" if left_out else "")
@@ -469,9 +501,9 @@ def _shown_part(part: Block | Note | Lines) -> Any:
     if isinstance(part, Lines):
         return Text("\n").join(Text.assemble(*line) for line in part.lines)
     if part.syntax == "markdown":
-        from rich.markdown import Markdown
+        from mlprep.screen.markdown import markdown
 
-        return Panel(Markdown(part.text), title=part.title, title_align="left")
+        return Panel(markdown(part.text), title=part.title, title_align="left")
     from rich.syntax import Syntax
 
     code = Syntax(part.text.rstrip("\n"), part.syntax, line_numbers=part.syntax == "python", word_wrap=True)
@@ -605,9 +637,9 @@ def loop_screen(
         body += compact_grade(console, result, max_lines=max(body_lines - len(body), 1), loop=True,
                               more=f"`mlprep grade {exercise.id} --verbose` shows each in full")
     else:
-        from rich.markdown import Markdown
+        from mlprep.screen.markdown import markdown
 
-        body.append(Markdown(exercise.prompt()))
+        body.append(markdown(exercise.prompt()))
     return LoopScreen([loop_header(exercise, status, path, position)], body, [*notes, verdict_text(result, checking)])
 
 

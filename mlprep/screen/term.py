@@ -217,11 +217,12 @@ def rendered_prompt(exercise: Exercise, width: int, color: bool) -> str:
     import io
 
     from rich.console import Console
-    from rich.markdown import Markdown
+
+    from mlprep.screen.markdown import markdown
 
     console = Console(file=io.StringIO(), width=width, force_terminal=color, no_color=not color, color_system="standard" if color else None,
                       highlight=False, emoji=False)
-    console.print(Markdown(prompt))
+    console.print(markdown(prompt), crop=False)  # a code line wider than the screen runs on: the terminal folds it, whole
     # rich pads every line to the width: without the padding, a pipe or a narrower window reads clean
     text = re.sub(r" +((?:\x1b\[[0-9;]*m)*)$", r"\1", console.file.getvalue(), flags=re.M)  # type: ignore[attr-defined]
     try:
@@ -233,7 +234,7 @@ def rendered_prompt(exercise: Exercise, width: int, color: bool) -> str:
     return text
 
 
-RENDER_FORMAT = 1  # of the cached prompt renderings: raise it when rendered_prompt changes
+RENDER_FORMAT = 2  # of the cached prompt renderings: raise it when rendered_prompt changes
 
 
 def hint_cells(index: int, total: int, hint: str) -> list[Cell]:
