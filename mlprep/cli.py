@@ -567,18 +567,21 @@ def grade(exercise_ids: GradeIds = None, files: FilesOption = None, folder: DirO
             results = grade_targets(store, targets, device=device.value, timeout_s=timeout, record_files=record, parallel=batch,
                                     on_result=lambda target, result: bar.update(task, advance=1, description=f"{target.path.name}: {result.status}"))
         extras = [_after_grade(store, target, result, device.value, shown=not as_json and (not batch or verbose), rendered=not as_json,
-                               verbose=verbose, diagnose=diagnose_mistake, repro=repro) for target, result in zip(targets, results)]
-    _grade_outcome(targets, results, extras, batch=batch, as_json=as_json, junit=junit)
+                               verbose=verbose, diagnose=diagnose_mistake, repro=repro, gap=number > 0) for number, (target, result) in enumerate(zip(targets, results))]
+    _grade_outcome(targets, results, extras, batch=batch, as_json=as_json, junit=junit, shown=not as_json and (not batch or verbose))
 
 
 def _after_grade(store: Store, target: "Target", result: "GradeResult", device: str, *, shown: bool, rendered: bool, verbose: bool, diagnose: bool,
-                 repro: bool) -> dict:
-    """Show one grade (`shown`), then what was asked to follow it (`rendered`: on the screen too); returns those for --json."""
+                 repro: bool, gap: bool) -> dict:
+    """Show one grade (`shown`; after a blank line when it is not the first), then what was asked to follow it
+    (`rendered`: on the screen too); returns those for --json."""
     from mlprep.practice.grading import diagnose_grade, write_repro
     from mlprep.screen.render import render_diagnosis, render_grade, render_repro, render_shown
 
     console, exercise, extra = _stdout(), target.exercise, {}
     if shown:
+        if gap:
+            console.print()
         render_grade(console, result, path=str(target.path), verbose=verbose)
         render_shown(console, kind_of(exercise).shown_after_grade(exercise, result))  # a story's sample answer
     # A quiz names a misconception in its grade, and a story has no code: neither has known-mistake variants or a repro.
@@ -594,14 +597,13 @@ def _after_grade(store: Store, target: "Target", result: "GradeResult", device: 
         extra["repro"] = scripts.to_dict()
         if rendered:
             render_repro(console, scripts)
-    if shown:
-        console.print()
     if result.internal_error:
         _error(f"internal error while grading {exercise.id} (a defect in mlprep or its grader, not your code): {result.message}")
     return extra
 
 
-def _grade_outcome(targets: "list[Target]", results: "list[GradeResult]", extras: list[dict], *, batch: bool, as_json: bool, junit: Path | None) -> None:
+def _grade_outcome(targets: "list[Target]", results: "list[GradeResult]", extras: list[dict], *, batch: bool, as_json: bool, junit: Path | None,
+                   shown: bool) -> None:
     """The JUnit file, the JSON or the one line per file of several, and the exit status."""
     from mlprep.screen.render import grade_line
 
@@ -618,6 +620,8 @@ def _grade_outcome(targets: "list[Target]", results: "list[GradeResult]", extras
         _write_json(objects if batch or len(objects) > 1 else objects[0])
     elif len(results) > 1:
         console = _stdout()
+        if shown:
+            console.print()  # after the grades in full
         for result, target in zip(results, targets):
             console.print(grade_line(result, path=str(target.path) if batch else None), no_wrap=True, overflow="ellipsis")
         if batch:

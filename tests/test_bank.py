@@ -78,21 +78,20 @@ def test_every_kind_of_the_bank_is_in_it(bank):
 
 
 @pytest.mark.slow
-def test_self_check_of_the_whole_bank(capsys, whole_bank_selfcheck):
-    """Every reference passes, every stub fails, every known bug is caught and diagnosed as itself: the
-    kill table goes to the log."""
+def test_self_check_of_the_whole_bank(capsys, request, whole_bank_selfcheck):
+    """Every reference passes, every stub fails, every known bug is caught and diagnosed as itself. The kill
+    tables go to the log with `pytest -v` and in CI (.ci/run), and with any failure; a quiet run stays short."""
     process, _ = whole_bank_selfcheck
-    with capsys.disabled():
-        print("\n" + process.stdout)
-        if process.returncode != 0:
-            print(process.stderr[-5000:])
-    assert process.returncode == 0
+    if request.config.getoption("verbose") > 0 or os.environ.get("CI"):  # CI's log keeps them
+        with capsys.disabled():
+            print("\n" + process.stdout)
+    assert process.returncode == 0, process.stdout + process.stderr[-5000:]
     assert "self-check: OK" in process.stdout
 
 
 @pytest.mark.slow
 def test_every_failing_grade_of_the_bank_fits_on_one_screen(whole_bank_selfcheck):
-    """The compact grade of every known-bug variant and every stub, at 80 columns, in at most 40 lines."""
+    """The compact grade of every known-bug variant and every stub, at 80 columns, in at most 40 rows of the terminal."""
     import io
 
     from rich.console import Console
@@ -110,10 +109,10 @@ def test_every_failing_grade_of_the_bank_fits_on_one_screen(whole_bank_selfcheck
                 continue
             console = Console(file=io.StringIO(), width=80, color_system=None)
             render_grade(console, GradeResult.from_dict(grade), path=f"/home/learner/mlprep/{exercise['id']}/{exercise['id']}.py")
-            lines = console.file.getvalue().splitlines()
+            rows = sum(max(1, -(-len(line) // 80)) for line in console.file.getvalue().splitlines())  # a long input line folds
             measured += 1
-            if len(lines) > COMPACT_LINES:
-                too_long[f"{exercise['id']} {label}"] = len(lines)
+            if rows > COMPACT_LINES:
+                too_long[f"{exercise['id']} {label}"] = rows
     assert measured >= 400
     assert too_long == {}
 

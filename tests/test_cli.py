@@ -820,3 +820,18 @@ def test_completion_offers_the_banks_exercise_ids(cli_environment: Path, tmp_pat
     options = subprocess.run([sys.executable, "-m", "mlprep"], capture_output=True, text=True, timeout=60,
                              env={**env, "_MLPREP_COMPLETE": "complete_bash", "COMP_WORDS": "mlprep grade --de", "COMP_CWORD": "2"})
     assert options.stdout.split() == ["--device"]
+
+
+def test_progress_fits_80_columns_without_breaking_a_word(mlprep_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ids = [f"a-long-exercise-name-{i}" for i in range(12)]
+    with Store.open_default() as store:
+        for exercise_id in ids:
+            store.take_hint(exercise_id, 3)
+            store.record_diagnosis(exercise_id, ["some_mistake"])
+            store.record_reveal(exercise_id, forced=True)
+            store.record_grade(GradeResult(exercise_id, "fail", "m", [CheckResult("c", "fail")], device="cpu"), source="workspace", path=None)
+    monkeypatch.setenv("COLUMNS", "80")
+    out = run("progress").stdout
+    assert [line for line in out.splitlines() if len(line) > 80] == []
+    for exercise_id in ids:  # each name whole, in the hints and the reveals
+        assert out.count(exercise_id) >= 2, exercise_id

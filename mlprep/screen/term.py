@@ -263,7 +263,8 @@ def print_progress(out: Out, standing: Standing) -> None:
         passed, total = sum(r[1] for r in topics), sum(r[4] for r in topics)
         total_row = [("all", "bold"), *((str(sum(r[i] for r in topics)), "bold") for i in range(1, 5)),
                      (duration_text(standing.practised_s), "bold"), bar(passed, total)]
-    out.table(("topic", "passed", "attempted", "todo", "total", "time", "mastery"), rows, right=(1, 2, 3, 4, 5), title="by topic", total=total_row)
+    out.table(("topic", "passed", "attempted", "todo", "total", "time", "mastery"), rows, right=(1, 2, 3, 4, 5), title="by topic", total=total_row,
+              shrink=0)
     out.line()
     if grades:
         out.table(("when (UTC)", "exercise", "status", "checks", "source", "device"), [
@@ -283,9 +284,9 @@ def print_progress(out: Out, standing: Standing) -> None:
              (", ".join(item.exercise_id for item in i.items), "")] for i in interviews
         ], title="interviews", shrink=4)
         out.line()
-    out.line(("streak: ", "bold"), f"{plural(streak[0], 'day')} (longest {streak[1]})",
-             ("   time practised: ", "bold"), duration_text(standing.practised_s),
-             ("   reviews due: ", "bold"), str(standing.reviews_due) + (" (`mlprep review`)" if standing.reviews_due else ""))
+    out.wrapped(("streak: ", "bold"), f"{plural(streak[0], 'day')} (longest {streak[1]})",
+                ("   time practised: ", "bold"), duration_text(standing.practised_s),
+                ("   reviews due: ", "bold"), str(standing.reviews_due) + (" (`mlprep review`)" if standing.reviews_due else ""), indent="  ")
     used = str(sum(shown for shown, _ in hints.values()) + sum(diagnoses.values()))
     if hints or diagnoses:
         per_exercise = []
@@ -298,4 +299,5 @@ def print_progress(out: Out, standing: Standing) -> None:
     forced = [r.exercise_id for r in reveals if r.forced]
     if forced:
         revealed += f" ({len(forced)} before passing: {', '.join(dict.fromkeys(forced))})"
-    out.line(("attempts started: ", "bold"), str(standing.attempts_started), ("   hints used: ", "bold"), used, ("   solutions revealed: ", "bold"), revealed)
+    out.wrapped(("attempts started: ", "bold"), str(standing.attempts_started), ("   solutions revealed: ", "bold"), revealed, indent="  ")
+    out.wrapped(("hints used: ", "bold"), used, indent="  ")
