@@ -1,8 +1,7 @@
 """The hostile corpus: submissions written to crash, hang or fool the grader, each graded through the
 real CLI in a subprocess (`python -m mlprep grade ID --file CASE --json`), as a learner would.
 
-Every case must end in the verdict its row names (a failed one, except `execs_reference`, whose
-code really is correct), with exit code 1 (not 3: the learner's code is never mlprep's defect),
+Every case must end in the verdict its row names (a failed one), with exit code 1 (not 3: the learner's code is never mlprep's defect),
 no traceback, the failing check naming what happened, within the grade's time limit plus 5 s (and a
 few seconds for mlprep's own start), and the progress store intact with the grade recorded.
 
@@ -89,11 +88,6 @@ def solution_stays_locked(graded: Graded) -> None:
     assert "return a + b" not in stdout
 
 
-def solution_unlocks_after_a_pass(graded: Graded) -> None:
-    returncode, stdout, _, _ = run_mlprep(["solution", "add"], graded.home)
-    assert returncode == 0 and "return a + b" in stdout
-
-
 def store_says_not_passed(graded: Graded) -> None:
     returncode, stdout, _, _ = run_mlprep(["list", "--json"], graded.home)
     assert returncode == 0
@@ -151,13 +145,18 @@ CASES = [
     Case("detached_child", "error", "process(es) running", then=child_is_gone),
     # Isolated, the sandbox can write only its scratch folder; otherwise the deletions happen.
     Case("deletes_own_files", "error", "Read-only file system", then=files_still_there) if ISOLATED else Case("deletes_own_files", "error", "exited with code 0"),
-    Case("reads_reference", "fail", "values differ", then=solution_stays_locked),
-    Case("execs_reference", "pass", "", then=solution_unlocks_after_a_pass),
+    # Isolated, the bank's references and graders, and mlprep's data folder, are out of the sandbox's sight.
+    Case("reads_reference", "error", "No such file or directory", then=solution_stays_locked) if ISOLATED else Case("reads_reference", "fail", "values differ"),
+    Case("execs_reference", "error", "No such file or directory", then=solution_stays_locked, runner_hole=None if ISOLATED else
+         "without namespaces the sandbox can read the bank's files"),
+    Case("loads_the_bank", "error", "missing solutions/add/reference.py", then=solution_stays_locked, runner_hole=None if ISOLATED else
+         "without namespaces the sandbox can read the bank's files"),
+    Case("calls_the_grader", "error", "no grader in this process"),
     Case("garbage_on_result_pipe", "error", "your process sent"),
     Case("reads_stdin", "error", "EOFError"),
     Case("recursion_bomb", "error", "RecursionError"),
     Case("kills_the_judge", "fail", "values differ") if ISOLATED else Case("kills_the_judge", "error", "SIGKILL"),
-    Case("forges_the_store", "error", "readonly database", then=store_says_not_passed, runner_hole=None if ISOLATED else
+    Case("forges_the_store", "error", "unable to open database file", then=store_says_not_passed, runner_hole=None if ISOLATED else
          "without user namespaces the sandbox runs as the same user and can write the progress store"),
 ]
 

@@ -392,3 +392,35 @@ def test_a_syntax_error_is_found_before_any_sandbox_starts_and_reads_as_the_sand
     early = grade(add_exercise, "syntax_error")
     assert [(c.name, c.status, c.message, c.details) for c in early.checks] == [(c.name, c.status, c.message, c.details) for c in through_the_sandbox.checks]
     assert early.message == through_the_sandbox.message and early.status == "error"
+
+
+def test_the_sandbox_gets_a_graders_scenarios_and_what_they_use_never_its_checks():
+    from mlprep.grading._files import scenario_source
+
+    source = '''from mlprep.grading import check
+LIMIT = 3
+UNUSED = 4
+
+
+def expected(x):
+    return x + 1
+
+
+def helper(x):
+    return min(x, LIMIT)
+
+
+def drive(module, x):
+    return module.f(helper(x))
+
+
+drive.repro = lambda interface, x: f"f({x})"
+
+
+@check("f adds one")
+def adds_one(sub, ctx):
+    assert sub.run(drive, 1) == expected(1)
+'''
+    kept = {getattr(node, "name", None) or getattr(getattr(node, "targets", [None])[0], "id", None) for node in scenario_source(source).body}
+    assert {"drive", "helper", "LIMIT"} <= kept and not {"expected", "adds_one", "UNUSED"} & kept
+    assert "drive.repro" in __import__("ast").unparse(scenario_source(source))

@@ -3,7 +3,8 @@ nowhere but its own scratch folder.
 
 The learner's code runs as the same user as mlprep, so without this it could signal `mlprep grade`,
 write a passing grade into the progress store, edit a grader, or delete the user's attempts. With
-it (unprivileged user namespaces; Linux 5.12+ for mount_setattr):
+it (unprivileged user namespaces; Linux 5.12+ for mount_setattr), and the bank's references and
+graders and mlprep's data folder are out of its sight (an empty tmpfs over each):
 
     fork server --fork--> A: unshare(user, pid, mount) --fork--> B: pid 1 of the new pid namespace
         B: bind-mount its scratch folder, make every other mount read-only (recursively), mount a
@@ -27,7 +28,7 @@ CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 MS_BIND = 0x1000
-MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x2, 0x4, 0x8
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 MS_PRIVATE = 1 << 18
 MOUNT_ATTR_RDONLY = 0x1
 AT_FDCWD = -100
@@ -66,11 +67,16 @@ def enter_namespaces() -> None:
     _unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS, "unshare(user, pid, mount)")
 
 
-def seal(workdir: str) -> None:
-    """In B: everything read-only except `workdir`, a private /proc, then lock it all."""
+def seal(workdir: str, hidden: tuple[str, ...] = ()) -> None:
+    """In B: everything read-only except `workdir`, the folders `hidden` out of sight (an empty read-only
+    tmpfs over each: the bank's references and graders, mlprep's data folder), a private /proc, then lock
+    it all."""
     _check(libc.mount(workdir.encode(), workdir.encode(), None, MS_BIND, None), "bind-mount the scratch folder")
     _mount_setattr("/", AT_RECURSIVE, _MountAttr(attr_set=MOUNT_ATTR_RDONLY, propagation=MS_PRIVATE), "make / read-only")
     _mount_setattr(workdir, 0, _MountAttr(attr_clr=MOUNT_ATTR_RDONLY), "make the scratch folder writable")
+    for folder in hidden:
+        if os.path.isdir(folder):
+            _check(libc.mount(b"none", folder.encode(), b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, b"size=4k"), f"hide {folder}")
     # Best effort: without it the learner still cannot signal anything outside (pids are namespaced).
     libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
     # A mount namespace owned by a new, less privileged user namespace gets its mounts' flags locked.

@@ -91,6 +91,7 @@ class SandboxConfig:
     grader_module: str
     functions: tuple[str, ...]
     memory_mb: int
+    hidden: tuple[str, ...] = ()  # folders out of the sandbox's sight: the banks' references and graders, mlprep's data folder
 
 
 class Sandbox:
@@ -118,6 +119,7 @@ class Sandbox:
             "grader_module": self.config.grader_module,
             "functions": list(self.config.functions),
             "memory_mb": self.config.memory_mb,
+            "hidden": list(self.config.hidden),
         }
         theirs = (to_child_r, from_child_w, output_w, status_w)
         try:

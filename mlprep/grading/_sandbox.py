@@ -1,17 +1,20 @@
 """The sandbox: the only process that ever runs the learner's code.
 
-It imports the grader (for its scenario functions), caps its own memory, imports the submission,
-then answers requests from the judge: call a learner function, or run a grader scenario on the
-learner's module. Everything it sends back is plain data (see _wire); it decides nothing.
+It holds the grader's scenarios (never its checks: see _files.load_scenarios), caps its own memory,
+imports the submission, then answers requests from the judge: call a learner function, or run a
+scenario on the learner's module. Everything it sends back is plain data (see _wire); it decides
+nothing. What it uses to answer (the channel, the encoder, the scenarios, the check for arguments
+changed in place) is bound before the learner's module is imported, so that replacing names in numpy,
+torch, the builtins or mlprep's modules does not change what it sends.
 
-Runs in a child forked by the fork server (_forkserver), which has already imported numpy, torch and
-the grader: `serve(config, fd_in, fd_out)`.
+Runs in a child forked by the fork server (_server), which has already imported numpy, torch and the
+grader's scenarios: `serve(config, fd_in, fd_out, source)`, source being the submission's bytes, read
+before the sandbox was sealed.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import inspect
 import os
 import resource
@@ -21,36 +24,34 @@ import traceback
 from typing import Any
 
 import mlprep.grading._wire as _wire
-from mlprep.grading._files import load_module as _load_module  # the grader comes loaded by the fork server
-
-# Bound now, before the learner's code can replace them.
-_os_read, _os_write = os.read, os.write
-_encode, _decode = _wire.encode, _wire.decode
+from mlprep.grading._files import load_source, take_scenarios  # the grader's scenarios come loaded by the fork server
 
 
-def _read_exact(fd: int, n: int) -> bytes:
-    chunks, remaining = [], n
-    while remaining:
-        chunk = _os_read(fd, min(remaining, 1 << 20))
-        if not chunk:
-            raise EOFError
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
+def _channel(fd_in: int, fd_out: int, encode: Any, decode: Any) -> tuple[Any, Any, Any]:
+    """(send, receive, encode) over the judge's pipes, every part bound now (see the module's docstring)."""
+    read, write, pack, unpack, join, view_of, len_ = os.read, os.write, struct.pack, struct.unpack, b"".join, memoryview, len
 
+    def read_exact(n: int) -> bytes:
+        chunks, remaining = [], n
+        while remaining:
+            chunk = read(fd_in, min(remaining, 1 << 20))
+            if not chunk:
+                raise EOFError
+            chunks.append(chunk)
+            remaining -= len_(chunk)
+        return join(chunks)
 
-def _receive(fd: int) -> Any:
-    (size,) = struct.unpack("<Q", _read_exact(fd, 8))
-    return _decode(_read_exact(fd, size), tensor_device="cpu")
+    def receive() -> Any:
+        (size,) = unpack("<Q", read_exact(8))
+        return decode(read_exact(size), tensor_device="cpu")
 
+    def send(obj: Any) -> None:
+        data = encode(obj)
+        view = view_of(pack("<Q", len_(data)) + data)
+        while view:
+            view = view[write(fd_out, view):]
 
-def _send(fd: int, obj: Any) -> None:
-    data = _encode(obj)
-    data = struct.pack("<Q", len(data)) + data
-    view = memoryview(data)
-    while view:
-        written = _os_write(fd, view)
-        view = view[written:]
+    return send, receive, encode
 
 
 def _to_device(obj: Any, device: str) -> Any:
@@ -130,54 +131,63 @@ def _argument_labels(fn: Any, args: list, kwargs: dict) -> list[tuple[str, Any]]
         return [(f"argument {i + 1}", a) for i, a in enumerate(args)] + list(kwargs.items())
 
 
-def _mutated(labelled: list[tuple[str, Any]], before: list[bytes]) -> list[str]:
-    return [name for (name, value), old in zip(labelled, before) if _encode(value) != old]
+def _scenarios_of(module: Any) -> dict[str, Any]:
+    """The module's scenarios: its functions whose first parameter is `module`, the learner's module."""
+    found = {}
+    for name, value in vars(module).items():
+        code = getattr(value, "__code__", None)
+        if inspect.isfunction(value) and code is not None and code.co_argcount and code.co_varnames[0] == "module":
+            found[name] = value
+    return found
 
 
-def _resolve_scenario(module_name: str, name: str, grader_module_name: str):
-    if module_name != grader_module_name and not module_name.startswith("mlprep.grading"):
-        raise LookupError(f"scenario {module_name}.{name} is not a grader or toolkit function")
-    module = sys.modules.get(module_name) or importlib.import_module(module_name)
-    return getattr(module, name)
-
-
-def serve(config: dict[str, Any], fd_in: int, fd_out: int) -> None:
+def serve(config: dict[str, Any], fd_in: int, fd_out: int, source: bytes | None = None) -> None:
     submission_path = os.path.abspath(config["submission"])
-    _load_module(config["grader_module"], config["grader"])  # imports numpy/torch as needed
+    grader = take_scenarios(config["grader_module"], config["grader"])  # numpy, torch as needed
+    import mlprep.grading as toolkit  # noqa: F401 - its parts, whose scenarios (value_and_grad...) a check may run
+
+    scenarios = {config["grader_module"]: _scenarios_of(grader)}
+    scenarios.update({name: _scenarios_of(module) for name, module in sys.modules.items() if name.startswith("mlprep.grading.")})
+    send, receive, encode = _channel(fd_in, fd_out, _wire.make_encoder(), _wire.decode)
+    to_device, describe, labels, nullcontext, errstate_of = _to_device, _describe_exception, _argument_labels, contextlib.nullcontext, _numpy_errstate
+    getattr_, callable_, BaseException_, zip_ = getattr, callable, BaseException, zip
     _cap_memory(config["memory_mb"])
-    _send(fd_out, {"ok": True, "booted": True})  # mlprep's own part started; what fails from here is the learner's
+    send({"ok": True, "booted": True})  # mlprep's own part started; what fails from here is the learner's
     sys.path.insert(0, os.path.dirname(submission_path))
     try:
-        submission = _load_module("submission", submission_path)
+        if source is None:
+            raise FileNotFoundError(f"cannot read {submission_path}")
+        submission = load_source("submission", submission_path, source)
     except BaseException as exc:  # SyntaxError, SystemExit, anything raised at import
-        _send(fd_out, {"ok": False, "error": _describe_exception(exc, submission_path)})
+        send({"ok": False, "error": describe(exc, submission_path)})
         return
-    missing = [name for name in config["functions"] if not callable(getattr(submission, name, None))]
-    _send(fd_out, {"ok": True, "missing": missing})
+    missing = [name for name in config["functions"] if not callable_(getattr_(submission, name, None))]
+    send({"ok": True, "missing": missing})
 
     while True:
         try:
-            request = _receive(fd_in)
+            request = receive()
         except EOFError:
             return
         errstate = request.get("errstate")
         try:
-            args = _to_device(request["args"], request["device"])
-            kwargs = _to_device(request["kwargs"], request["device"])
-            with _numpy_errstate(errstate) if errstate else contextlib.nullcontext():
+            args = to_device(request["args"], request["device"])
+            kwargs = to_device(request["kwargs"], request["device"])
+            with errstate_of(errstate) if errstate else nullcontext():
                 if request["op"] == "call":
-                    fn = getattr(submission, request["fn"])
-                    labelled = _argument_labels(fn, args, kwargs)
-                    before = [_encode(value) for _, value in labelled]
+                    fn = getattr_(submission, request["fn"])
+                    labelled = labels(fn, args, kwargs)
+                    before = [encode(value) for _, value in labelled]
                     value = fn(*args, **kwargs)
-                    reply = {"ok": True, "value": value, "mutated": _mutated(labelled, before)}
+                    reply = {"ok": True, "value": value, "mutated": [name for (name, arg), old in zip_(labelled, before) if encode(arg) != old]}
                 else:
-                    scenario = _resolve_scenario(request["module"], request["scenario"], config["grader_module"])
+                    scenario = scenarios.get(request["module"], {}).get(request["scenario"])
+                    if scenario is None:
+                        raise LookupError(f"{request['module']}.{request['scenario']} is not a scenario (a grader or toolkit function of `module`)")
                     reply = {"ok": True, "value": scenario(submission, *args, **kwargs), "mutated": []}
-        except BaseException as exc:
-            reply = {"ok": False, "error": _describe_exception(exc, submission_path, errstate)}
+        except BaseException_ as exc:
+            reply = {"ok": False, "error": describe(exc, submission_path, errstate)}
         try:
-            _send(fd_out, reply)
-        except BaseException as exc:  # the value could not be encoded, or the pipe broke
-            _send(fd_out, {"ok": False, "error": {"kind": "unencodable", "type": type(exc).__name__, "message": str(exc)[:500], "traceback": ""}})
-
+            send(reply)
+        except BaseException_ as exc:  # the value could not be encoded, or the pipe broke
+            send({"ok": False, "error": {"kind": "unencodable", "type": type(exc).__name__, "message": str(exc)[:500], "traceback": ""}})

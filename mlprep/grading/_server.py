@@ -19,7 +19,7 @@ import tempfile
 from typing import Any
 
 import mlprep.grading._isolation as _isolation
-from mlprep.grading._files import load_module
+from mlprep.grading._files import load_scenarios
 from mlprep.grading._forkserver import PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, prctl, receive_message, send_message, children_of
 
 
@@ -47,8 +47,9 @@ class _Server:
         self.isolated = _isolation.available()
 
     def load_grader(self, name: str, path: str) -> None:
+        """The grader's scenarios (and with them numpy, torch), never its checks: every sandbox is forked from here."""
         try:
-            load_module(name, path)
+            load_scenarios(name, path)
         except BaseException:
             pass  # the sandbox loads it again and reports the failure (mlprep's, not the learner's)
 
@@ -91,8 +92,14 @@ class _Server:
             keep = sorted((fd_in, fd_out, status))
             for low, high in zip([2, *keep], [*keep, _max_fd()]):
                 os.closerange(low + 1, high)
+            # Read while it can be: a file of the bank (the self-check grades the references) goes out of sight next.
+            try:
+                with open(config["submission"], "rb") as submission:
+                    source: bytes | None = submission.read()
+            except OSError:
+                source = None  # the sandbox reports it, as it would any file that cannot be imported
             if self.isolated:
-                self.isolate(workdir, fd_in, fd_out, status)
+                self.isolate(workdir, tuple(config.get("hidden", ())), fd_in, fd_out, status)
             os.close(status)
             # Unbuffered text streams on the output pipe: prints made just before a crash still arrive.
             sys.stdout = _unbuffered_text(1)
@@ -101,20 +108,20 @@ class _Server:
             os.environ["TMPDIR"] = tempfile.tempdir = workdir  # the only place it may write
             import mlprep.grading._sandbox as _sandbox
 
-            _sandbox.serve(config, fd_in, fd_out)
+            _sandbox.serve(config, fd_in, fd_out, source)
             code = 0
         except BaseException:
             code = 70
         finally:
             os._exit(code)
 
-    def isolate(self, workdir: str, fd_in: int, fd_out: int, status: int) -> None:
+    def isolate(self, workdir: str, hidden: tuple[str, ...], fd_in: int, fd_out: int, status: int) -> None:
         """Turn this process into A (see _isolation), which returns only in B, the sandbox proper."""
         _isolation.enter_namespaces()
         sandbox = os.fork()
         if sandbox == 0:
             prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-            _isolation.seal(workdir)
+            _isolation.seal(workdir, hidden)
             return
         os.close(fd_in)
         os.close(fd_out)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import math
 import struct
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,63 +48,78 @@ def _torch():
     return torch
 
 
-def encode(obj: Any) -> bytes:
-    buffers: list[bytes] = []
-    header = json.dumps(_to_tree(obj, buffers, depth=0), allow_nan=True).encode()
-    return struct.pack("<Q", len(header)) + header + b"".join(buffers)
+def make_encoder() -> Callable[[Any], bytes]:
+    """An encoder whose every part is bound now: the sandbox makes its own before the learner's code is
+    imported, so that what that code replaces afterwards (numpy's or torch's functions, json, the builtins,
+    this module's names) does not change what the sandbox sends. (Rewriting the encoder's own closure, or
+    memory, is sabotage no Python process can prevent: the judge decides from the values it receives.)"""
+    import builtins
+
+    import numpy
+
+    dumps, pack, isfinite = json.dumps, struct.pack, math.isfinite
+    isinstance_, type_, repr_, len_, list_, str_, int_, float_, bool_, dict_, tuple_ = (
+        builtins.isinstance, builtins.type, builtins.repr, builtins.len, builtins.list, builtins.str, builtins.int, builtins.float, builtins.bool,
+        builtins.dict, builtins.tuple)
+    BaseException_ = builtins.BaseException
+    np_asarray, np_ndarray, np_generic = numpy.asarray, numpy.ndarray, numpy.generic
+    bound_torch: list[Any] = [sys.modules.get("torch")]
+
+    def torch_module() -> Any:
+        if bound_torch[0] is None:
+            bound_torch[0] = _torch()  # imported only when a tensor is encoded: after the learner's code, but by its real name's module
+        return bound_torch[0]
+
+    def to_tree(obj: Any, buffers: list[bytes], depth: int) -> Any:
+        if depth > 64:
+            return {"O": ["nesting", "nested more than 64 levels deep"]}
+        module = type_(obj).__module__
+        if module == "numpy" or module.startswith("numpy."):
+            if isinstance_(obj, (np_ndarray, np_generic)) and obj.dtype.name in _NUMPY_DTYPES:
+                arr = np_asarray(obj)
+                if not arr.flags.c_contiguous:
+                    arr = arr.copy(order="C")
+                buffers.append(arr.tobytes())
+                return {"A" if isinstance_(obj, np_ndarray) else "S": len_(buffers) - 1, "dtype": arr.dtype.name, "shape": list_(arr.shape)}
+        if obj is None or isinstance_(obj, (bool_, str_)):
+            return obj
+        if isinstance_(obj, int_):
+            return obj if -(2**63) <= obj < 2**64 else {"O": ["int", f"{obj:.3e}"]}
+        if isinstance_(obj, float_):
+            return {"f": repr_(obj)} if not isfinite(obj) else obj
+        if isinstance_(obj, (list_, tuple_)):
+            items = [to_tree(x, buffers, depth + 1) for x in obj]
+            return {"L": items} if isinstance_(obj, list_) else {"T": items}
+        if isinstance_(obj, dict_):
+            return {"D": [[to_tree(k, buffers, depth + 1), to_tree(v, buffers, depth + 1)] for k, v in obj.items()]}
+        if module == "torch" or module.startswith("torch."):
+            torch = torch_module()
+            if isinstance_(obj, torch.Tensor):
+                dtype = str_(obj.dtype).removeprefix("torch.")
+                if dtype in _TORCH_DTYPES and obj.layout == torch.strided:
+                    tensor = obj.detach().cpu().contiguous()
+                    if dtype == "bfloat16":
+                        tensor = tensor.view(torch.uint16) if hasattr(torch, "uint16") else tensor.view(torch.int16)
+                    buffers.append(tensor.numpy().tobytes())
+                    return {"P": len_(buffers) - 1, "dtype": dtype, "shape": list_(obj.shape), "device": str_(obj.device),
+                            "requires_grad": bool_(obj.requires_grad)}
+            if isinstance_(obj, torch.dtype):
+                return {"O": ["torch.dtype", str_(obj)]}
+        try:
+            text = repr_(obj)[:200]
+        except BaseException_:  # a hostile __repr__ must not break the message
+            text = "<repr failed>"
+        return {"O": [type_(obj).__qualname__[:100], text]}
+
+    def encode(obj: Any) -> bytes:
+        buffers: list[bytes] = []
+        header = dumps(to_tree(obj, buffers, 0), allow_nan=True).encode()
+        return pack("<Q", len_(header)) + header + b"".join(buffers)
+
+    return encode
 
 
-def _add_buffer(buffers: list[bytes], data: bytes) -> int:
-    buffers.append(data)
-    return len(buffers) - 1
-
-
-def _to_tree(obj: Any, buffers: list[bytes], depth: int) -> Any:
-    if depth > 64:
-        return {"O": ["nesting", "nested more than 64 levels deep"]}
-    module = type(obj).__module__
-    if module == "numpy" or module.startswith("numpy."):
-        import numpy as np
-
-        if isinstance(obj, (np.ndarray, np.generic)) and obj.dtype.name in _NUMPY_DTYPES:
-            arr = np.asarray(obj)
-            if not arr.flags.c_contiguous:
-                arr = arr.copy(order="C")
-            kind = "A" if isinstance(obj, np.ndarray) else "S"
-            return {kind: _add_buffer(buffers, arr.tobytes()), "dtype": arr.dtype.name, "shape": list(arr.shape)}
-    if obj is None or isinstance(obj, (bool, str)):
-        return obj
-    if isinstance(obj, int):
-        return obj if -(2**63) <= obj < 2**64 else {"O": ["int", f"{obj:.3e}"]}
-    if isinstance(obj, float):
-        return {"f": repr(obj)} if not math.isfinite(obj) else obj
-    if isinstance(obj, (list, tuple)):
-        items = [_to_tree(x, buffers, depth + 1) for x in obj]
-        return {"L": items} if isinstance(obj, list) else {"T": items}
-    if isinstance(obj, dict):
-        return {"D": [[_to_tree(k, buffers, depth + 1), _to_tree(v, buffers, depth + 1)] for k, v in obj.items()]}
-    if module == "torch" or module.startswith("torch."):
-        torch = _torch()
-        if isinstance(obj, torch.Tensor):
-            dtype = str(obj.dtype).removeprefix("torch.")
-            if dtype in _TORCH_DTYPES and obj.layout == torch.strided:
-                t = obj.detach().cpu().contiguous()
-                if dtype == "bfloat16":
-                    t = t.view(torch.uint16) if hasattr(torch, "uint16") else t.view(torch.int16)
-                return {
-                    "P": _add_buffer(buffers, t.numpy().tobytes()),
-                    "dtype": dtype,
-                    "shape": list(obj.shape),
-                    "device": str(obj.device),
-                    "requires_grad": bool(obj.requires_grad),
-                }
-        if isinstance(obj, torch.dtype):
-            return {"O": ["torch.dtype", str(obj)]}
-    try:
-        text = repr(obj)[:200]
-    except BaseException:  # a hostile __repr__ must not break the message
-        text = "<repr failed>"
-    return {"O": [type(obj).__qualname__[:100], text]}
+encode = make_encoder()
 
 
 def decode(data: bytes, *, tensor_device: str | None = None) -> Any:

@@ -176,7 +176,7 @@ def grade_file(exercise: Exercise, path: Path, *, device: str = "auto", timeout_
 def _grade(exercise: Exercise, path: Path, runs: list, reference: ModuleType, device: str, budget: Budget,
            measured: dict[str, float], started: float) -> GradeResult:
     """Grade one file: import it in a sandbox, then run each check under its own limit and the grade's budget."""
-    config = SandboxConfig(path, exercise.grader_path, module_name("grader", exercise.id), exercise.functions, exercise.memory_mb)
+    config = SandboxConfig(path, exercise.grader_path, module_name("grader", exercise.id), exercise.functions, exercise.memory_mb, hidden_folders(exercise))
     sandbox = Sandbox(config)
     checks: list[CheckResult] = []
     internal = False
@@ -237,6 +237,21 @@ def _grade(exercise: Exercise, path: Path, runs: list, reference: ModuleType, de
     if internal:
         result.message = "internal error in mlprep (not your code): " + result.message
     return result
+
+
+@functools.cache
+def _banks_hidden() -> tuple[str, ...]:
+    from mlprep.bank import bank_sources
+    from mlprep.workspace import data_dir
+
+    folders = [str(source.root / part) for source in bank_sources() for part in ("solutions", "graders")]
+    return (*folders, str(data_dir()))
+
+
+def hidden_folders(exercise: Exercise) -> tuple[str, ...]:
+    """What the learner's process must not see: every bank's references, known bugs and graders (the answers,
+    the checks), and mlprep's data folder (the progress store, the caches)."""
+    return tuple(dict.fromkeys((str(exercise.root / "solutions"), str(exercise.root / "graders"), *_banks_hidden())))
 
 
 def does_not_parse(path: Path) -> SubmissionRaised | None:
