@@ -2,8 +2,9 @@
 in a TOML answers file.
 
 Its self-check: the key passes under several seeds (the letters move, the key must not), an empty
-answers file fails, and each recorded misconception is marked wrong, and named, on every question it
-answers. A missed question comes back in spaced review on its own: its review item is "<quiz id>/<question id>".
+answers file fails, each recorded misconception is marked wrong, and named, on every question it
+answers, and no key can be found without the knowledge: by its length, alone or across the bank's
+quizzes, or from another question's text (mlprep.kinds.questions.cue_problems). A missed question comes back in spaced review on its own: its review item is "<quiz id>/<question id>".
 """
 
 from __future__ import annotations
