@@ -120,8 +120,16 @@ def _toml(path: Path) -> dict:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise MlprepError(f"missing {path}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise MlprepError(f"{path} does not parse: {exc}") from None
+    except (ValueError, RecursionError) as exc:  # TOMLDecodeError, a bad UTF-8 byte, an integer past Python's digit limit, nesting too deep
+        raise MlprepError(f"{path} does not parse: {_parse_error(exc)}") from None
+
+
+def _parse_error(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "its arrays or tables are nested too deep"
+    if isinstance(exc, ValueError) and not isinstance(exc, (tomllib.TOMLDecodeError, UnicodeDecodeError)):
+        return f"a value is out of range ({str(exc).split(';')[0]})"
+    return str(exc)
 
 
 def _response(question: Question, value: Any, where: str) -> Any:
@@ -232,6 +240,11 @@ class Presentation:
             options[question.id] = tuple(shown)
         return cls(seed, tuple(order), options)
 
+    @classmethod
+    def canonical(cls, quiz: Quiz) -> Presentation:
+        """quiz.toml's own order, options lettered as written (a view with no attempt behind it)."""
+        return cls(0, tuple(q.id for q in quiz.questions), {q.id: tuple(range(len(q.options))) for q in quiz.questions})
+
     def letter(self, question_id: str, option: int) -> str:
         return LETTERS[self.options[question_id].index(option)]
 
@@ -249,7 +262,11 @@ def parse_response(question: Question, presentation: Presentation, text: Any) ->
     """(the response in option indices, or None when blank; "" or why it could not be read)."""
     if question.type == "numeric":
         if isinstance(text, (int, float)) and not isinstance(text, bool):
-            return float(text), ""
+            try:
+                value = float(text)
+            except OverflowError:
+                return None, "the number is too large"
+            return (value, "") if math.isfinite(value) else (None, f"{text!r} is not a finite number")
         raw = str(text).strip().replace(",", "").replace("_", "")
         if not raw:
             return None, ""
@@ -316,32 +333,68 @@ def answers_template(quiz: Quiz, seed: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+MAX_ANSWERS_BYTES = 256 * 1024  # a quiz's answers file is a few KiB: anything near this is not one
+MAX_SEED = 2**63  # new_seed draws below 2**31; a seed is any integer of 0 <= seed < 2**63
+
+
+def is_own_attempt(quiz_id: str, path: Path) -> bool:
+    """Whether `path` is the learner's attempt of the quiz, where `mlprep reset` writes a fresh one
+    (<workspace>/<id>/<id>_answers.toml), rather than a file given with --file."""
+    path = Path(path)
+    return path.name == answers_filename(quiz_id) and path.parent.name == quiz_id
+
+
 def read_answers_file(quiz: Quiz, path: Path) -> tuple[Presentation, dict[str, Any], dict[str, str]]:
-    """(the attempt's presentation, responses by question id, problems by question id)."""
+    """(the attempt's presentation, responses by question id, problems by question id). A file that
+    cannot be an answers file (unreadable, too large, not TOML, without a usable seed) is a usage
+    error that says what is wrong with it, and, for the learner's own attempt, how to start afresh."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MlprepError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
-    return read_answers(quiz, text, str(path))
+        with open(path, "rb") as file:
+            data = file.read(MAX_ANSWERS_BYTES + 1)
+    except OSError as exc:
+        raise MlprepError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_ANSWERS_BYTES:
+        raise MlprepError(f"{path} is over {MAX_ANSWERS_BYTES // 1024} KiB: a quiz's answers file is a few KiB of `question-id = \"answer\"` lines"
+                          + _fresh_file_hint(quiz.id, path))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MlprepError(f"{path} is not UTF-8 text (byte {exc.start})" + _fresh_file_hint(quiz.id, path)) from None
+    return read_answers(quiz, text, str(path), own=is_own_attempt(quiz.id, Path(path)))
 
 
-def read_answers(quiz: Quiz, text: str, path: str = "the answers file") -> tuple[Presentation, dict[str, Any], dict[str, str]]:
+def _fresh_file_hint(quiz_id: str, path: Path | str, own: bool | None = None) -> str:
+    if own if own is not None else is_own_attempt(quiz_id, Path(path)):
+        return f"; fix it, or `mlprep reset {quiz_id}` writes a fresh answers file (this one is backed up)"
+    return f"; an answers file is TOML like the one `mlprep attempt {quiz_id} --file` writes"
+
+
+def read_answers(quiz: Quiz, text: str, path: str = "the answers file", *, own: bool = False) -> tuple[Presentation, dict[str, Any], dict[str, str]]:
+    """As read_answers_file, from the text; `own`: it is the learner's attempt (the errors point to `mlprep reset`)."""
+    if len(text) > MAX_ANSWERS_BYTES:
+        raise MlprepError(f"{path} is over {MAX_ANSWERS_BYTES // 1024} KiB: a quiz's answers file is a few KiB" + _fresh_file_hint(quiz.id, path, own))
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise MlprepError(f"{path} is not valid TOML: {exc}; fix it, or `mlprep reset {quiz.id}` for a fresh answers file") from None
+    except (ValueError, RecursionError) as exc:  # TOMLDecodeError; an integer past Python's digit limit; nesting too deep
+        raise MlprepError(f"{path} is not a valid answers file: {_parse_error(exc)}" + _fresh_file_hint(quiz.id, path, own)) from None
     seed = data.get("seed")
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise MlprepError(f"{path}: the `seed = ...` line is missing or not a number (it gives the order of the options); "
-                          f"`mlprep reset {quiz.id}` writes a fresh answers file")
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < MAX_SEED:
+        what = "missing" if seed is None else f"not an integer from 0 to 2^63 (it is {_short(seed)})"
+        raise MlprepError(f"{path}: the `seed = ...` line is {what}; it gives the order of the questions and options"
+                          + _fresh_file_hint(quiz.id, path, own))
     presentation = Presentation.of(quiz, seed)
     given = data.get("answers", {})
     if not isinstance(given, dict):
-        raise MlprepError(f"{path}: [answers] must be a table of `question-id = \"answer\"` lines")
+        raise MlprepError(f"{path}: [answers] must be a table of `question-id = \"answer\"` lines" + _fresh_file_hint(quiz.id, path, own))
     responses, problems = {}, {}
     for question in quiz.questions:
         responses[question.id], problems[question.id] = parse_response(question, presentation, given.get(question.id, ""))
     return presentation, responses, problems
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}… ({len(text)} characters)"
 
 
 def responses_file(quiz: Quiz, seed: int, responses: dict[str, Any]) -> str:
@@ -425,10 +478,20 @@ def as_grade(outcome: QuizOutcome, *, reveal: bool, problems: dict[str, str] | N
     return GradeResult(quiz.id, "pass" if outcome.passed else "fail", message, checks, device="")
 
 
-def grade_answers_file(exercise: Exercise, path: Path, *, reveal: bool = False) -> GradeResult:
+def grade_answers_file(exercise: Exercise, path: Path, *, reveal: bool = False, timeout_s: float | None = None) -> GradeResult:
+    """The grade of an answers file, bounded like code grading: a file over MAX_ANSWERS_BYTES, or one
+    that does not parse, is a usage error; reading and marking are linear in the file; and a grade that
+    passes its time limit (`timeout_s`, else the exercise's timeout_s) ends as a timeout."""
+    import time
+
+    started, limit = time.monotonic(), float(timeout_s) if timeout_s is not None else exercise.timeout_s
     quiz = load_quiz(exercise)
     presentation, responses, problems = read_answers_file(quiz, path)
-    return as_grade(mark(quiz, presentation, responses), reveal=reveal, problems=problems)
+    if time.monotonic() - started <= limit:
+        result = as_grade(mark(quiz, presentation, responses), reveal=reveal, problems=problems)
+        if time.monotonic() - started <= limit:
+            return result
+    return GradeResult(exercise.id, "timeout", f"grading stopped at its time limit ({limit:g} s)", [], device="")
 
 
 def fill_answers(quiz: Quiz, path: Path, seed: int, responses: dict[str, Any]) -> None:
