@@ -33,7 +33,7 @@ from pathlib import Path
 
 from mlprep.bank import Exercise
 from mlprep.errors import MlprepError
-from mlprep.kinds.base import Block, Kind, Shown
+from mlprep.kinds.base import Block, Kind, Note, Shown
 from mlprep.kinds.proof import ExerciseSelfCheck, Graded
 from mlprep.results import CheckResult, GradeResult
 from mlprep.text import plural
@@ -303,7 +303,9 @@ class StoryKind(Kind):
         return ()
 
     def solution(self, exercise: Exercise, attempt: Path | None) -> Shown:
-        return (Block(f"the sample answer, {sample_label(exercise, note=True)}; compare yours with it", sample_answer(exercise), "markdown"),)
+        changed = str(story_meta(exercise).get("sample_note", "")).strip()
+        return (Block(f"the sample answer, {sample_label(exercise)}", sample_answer(exercise), "markdown"),
+                *((Note(f"what mlprep changed from the source's sample: {changed}"),) if changed else ()))
 
     def prove(self, exercise: Exercise, graded: list[Graded], device: str) -> ExerciseSelfCheck:
         """Its sample passes; its template, and the sample without a measured result or a prevention, fail. No sandbox: nothing runs."""
