@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -177,6 +178,7 @@ def test_review_brings_back_a_missed_question_alone(mlprep_home: Path) -> None:
     assert "units-quiz/bits-in-byte: recalled; next review in 1 day" in again.stdout
     with Store.open_default() as store:
         assert ("question", "units-quiz/bits-in-byte") in store.review_states()
+        assert store.reveals() == []  # recalled: nothing was revealed
 
 
 def test_the_interview_asks_the_follow_ups_and_scores_them_apart(mlprep_home: Path, tmp_path: Path) -> None:
@@ -245,3 +247,241 @@ def test_the_self_check_proves_quizzes_and_stories_and_reports_a_wrong_misconcep
     assert any("misconception bfloat16-is-not-half: marked wrong on []" in p for p in problems["units-quiz"])
     assert any(p.startswith("follow-ups: ") and "must answer every question once" in p for p in problems["add-one"])
     assert broken["ok"] is False
+
+
+# -- stories that read like an interviewer ----------------------------------------------------------
+
+
+def story_with(result: str | None = None, prevention: str | None = None) -> str:
+    """The fixture story's sample with its Result or its Prevention replaced."""
+    sample = (QUIZ_BANK / "solutions" / "incident-story" / "sample.md").read_text()
+    head, rest = sample.split("## Result", 1)
+    old_result, old_prevention = rest.split("## Prevention", 1)
+    return f"{head}## Result\n{result if result is not None else old_result}\n\n## Prevention\n{prevention if prevention is not None else old_prevention}\n"
+
+
+def failed_story_checks(text: str) -> list[str]:
+    from mlprep.kinds.story import grade_story_text
+
+    return [c.name for c in grade_story_text(load_bank().get("incident-story"), text).checks if c.status != "pass"]
+
+
+def test_a_story_result_with_any_quantified_outcome_passes_and_one_without_a_number_fails() -> None:
+    unitless = "On the held-out month the retrained model moved accuracy 0.71 -> 0.84, F1 0.62 -> 0.79."
+    assert failed_story_checks(story_with(result=unitless)) == []
+    for result in ("Fraud caught per day went from 40 to 65 after the fix, and stayed there for the quarter.",
+                   "The hotfix cut false positives by 12% within the same afternoon, against the week before.",
+                   "Chargebacks cost us $40,000 less over the following quarter than over the quarter before it."):
+        assert failed_story_checks(story_with(result=result)) == [], result
+    vague = "The hotfix restored precision to its baseline quickly, and later caught further small mismatches early."
+    assert failed_story_checks(story_with(result=vague)) == ["Result: a measured outcome"]
+
+
+def test_a_reflection_or_a_change_of_process_counts_as_prevention() -> None:
+    reflection = "What I'd change next time: label a sample of the tickets before training anything, not after."
+    assert failed_story_checks(story_with(prevention=reflection)) == []
+    process = "Since then every model release goes through a shared review with the data owners, who sign off the units."
+    assert failed_story_checks(story_with(prevention=process)) == []
+    nothing = "It was a hard week for everyone on the team, and we were all glad when it was over."
+    assert failed_story_checks(story_with(prevention=nothing)) == ["Prevention: a step or a lesson"]
+
+
+def test_a_long_run_of_digits_in_a_result_grades_in_milliseconds(mlprep_home: Path, tmp_path: Path) -> None:
+    """Issue 23: the old measured-result expression backtracked (170 s at 20,000 digits); the check is one linear pass now."""
+    story = tmp_path / "digits.md"
+    story.write_text(story_with(result="Precision was " + "9" * 20_000 + " and more, in every week of the quarter that followed."))
+    done = subprocess.run([sys.executable, "-m", "mlprep", "grade", "incident-story", "--file", str(story), "--json"], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr
+    from mlprep.kinds.story import quantified
+
+    import time
+
+    started = time.perf_counter()
+    for text in ("9" * 20_000, "1." * 20_000, "1 " * 10_000, "<!--" * 20_000, "->" * 20_000):
+        quantified(text)
+    assert time.perf_counter() - started < 2
+
+
+def test_a_story_file_too_large_is_refused_and_grading_stops_at_its_time_limit(mlprep_home: Path, tmp_path: Path) -> None:
+    huge = tmp_path / "huge.md"
+    huge.write_text(story_with(result="x " * 200_000))
+    refused = run("grade", "incident-story", "--file", str(huge))
+    assert refused.exit_code == ExitStatus.USAGE and "over 256 KiB" in refused.stderr
+    story = tmp_path / "story.md"
+    story.write_text(story_with())
+    stopped = json.loads(run("grade", "incident-story", "--file", str(story), "--timeout", "1e-9", "--json").stdout)
+    assert stopped["status"] == "timeout" and "time limit" in stopped["message"]
+
+
+def test_a_story_grade_fits_one_screen_and_says_each_thing_once(mlprep_home: Path) -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from mlprep.kinds.story import grade_story_text
+    from mlprep.screen.render import render_grade
+
+    weak = "## Situation\nWe had a model.\n\n## Task\nFix it.\n\n## Action\nWe did things.\n\n## Result\nIt got better.\n\n## Prevention\nNothing.\n"
+    result = grade_story_text(load_bank().get("incident-story"), weak)
+    out = StringIO()
+    render_grade(Console(file=out, width=80, color_system=None), result, path="incident_story.md")
+    screen = out.getvalue()
+    assert len(screen.splitlines()) <= 40, screen
+    assert all(len(line.rstrip()) <= 80 for line in screen.splitlines())
+    flat = " ".join(screen.split())
+    for check in result.checks:
+        assert flat.count(" ".join(check.message.split())) == 1, check.message
+    assert "the sample answer's Situation" in flat and "12% drop in precision" in flat  # the sample's sections the failures are about
+    assert "mlprep grade incident-story --verbose" in flat
+    whole = StringIO()
+    render_grade(Console(file=whole, width=80, color_system=None), result, verbose=True)
+    assert "Prevention" in whole.getvalue() and "data contracts" in whole.getvalue()
+
+
+def test_each_sample_says_truthfully_where_it_comes_from() -> None:
+    from mlprep.kinds.story import check_story, sample_label
+
+    bank = load_bank(REPO)
+    assert sample_label(bank.get("data-pipeline-story")) == "written for mlprep from the source's outline (the source gives no sample)"
+    assert sample_label(bank.get("prod-vs-staging")).startswith("from the source text, edited for mlprep")
+    assert "unit mismatch" in sample_label(bank.get("prod-vs-staging"), note=True)
+    assert "truncated decimals" not in (REPO / "solutions" / "prod-vs-staging" / "sample.md").read_text()
+    pipeline = (REPO / "solutions" / "data-pipeline-story" / "sample.md").read_text()
+    assert "drawn at random from the last three\n  months, the period the split below keeps for testing" in pipeline  # the test set is the time split's
+    for story in ("data-pipeline-story", "prod-vs-staging"):
+        assert check_story(bank.get(story)) == []
+
+
+# -- quizzes: every answers file bounded, every parse error a usage error ---------------------------
+
+
+def test_an_answers_file_that_cannot_be_one_is_a_usage_error(mlprep_home: Path, tmp_path: Path) -> None:
+    run("attempt", "units-quiz", "--file")
+    path = answers_path(mlprep_home)
+    text = path.read_text()
+    cases = {
+        "seed.toml": (re.sub(r"seed = \d+", "seed = " + "1" * 5000, text), "seed"),  # past Python's integer-string limit: a ValueError in tomllib
+        "negative.toml": (re.sub(r"seed = \d+", "seed = -5", text), "not an integer from 0 to 2^63"),
+        "nested.toml": (text + "deep = " + "[" * 5000 + "\n", "nested too deep"),  # a RecursionError in tomllib
+        "huge.toml": (text + "# padding\n" * 40_000, "over 256 KiB"),
+        "junk.toml": ("this is not toml at all [[[", "not a valid answers file"),
+    }
+    for name, (content, said) in cases.items():
+        (tmp_path / name).write_text(content)
+        graded = run("grade", "units-quiz", "--file", str(tmp_path / name))
+        assert graded.exit_code == ExitStatus.USAGE, (name, graded.output)
+        assert said in graded.stderr and "mlprep reset" not in graded.stderr, (name, graded.stderr)  # about THAT file, not the workspace
+        assert "mlprep attempt units-quiz --file" in graded.stderr
+    path.write_text("this is not toml at all [[[")
+    own = run("grade", "units-quiz")
+    assert own.exit_code == ExitStatus.USAGE and "mlprep reset units-quiz" in own.stderr  # the learner's own attempt: start afresh
+
+
+def test_a_huge_numeric_answer_is_read_as_a_problem_not_a_crash(mlprep_home: Path) -> None:
+    run("attempt", "units-quiz", "--file")
+    path = answers_path(mlprep_home)
+    path.write_text(path.read_text().replace('million-floats = ""', "million-floats = " + "9" * 4000))
+    graded = run("grade", "units-quiz", "--json")
+    assert graded.exit_code == ExitStatus.FAILED, graded.output
+    [check] = [c for c in json.loads(graded.stdout)["checks"] if c["details"]["question"] == "million-floats"]
+    assert check["status"] == "fail" and "too large" in check["message"]
+
+
+# -- reveals and the solution view -----------------------------------------------------------------
+
+
+def test_review_of_a_missed_question_counts_as_a_reveal_when_it_shows_the_answer(mlprep_home: Path) -> None:
+    import sqlite3
+    from datetime import UTC, datetime, timedelta
+
+    run("attempt", "units-quiz", "--file")
+    fill(answers_path(mlprep_home), {**KEY, "bits-in-byte": 7.0, "million-floats": 32.0})  # 4 of 6: failed, two numbers missed
+    run("grade", "units-quiz")
+    with sqlite3.connect(mlprep_home / "progress.sqlite3") as db:
+        db.execute("UPDATE grades SET graded_at = ?", ((datetime.now(UTC) - timedelta(days=2)).isoformat(timespec="seconds"),))
+    assert "solutions revealed: 0" in run("progress").stdout
+    again = run("review", stdin="7\n32\n")  # wrong again, whichever comes first: each shows its answer and explanation
+    assert again.stdout.count("the answer:") == 2 and "A byte is 8 bits." in again.stdout, again.stdout
+    assert "counted as a reveal of units-quiz's answers" in again.stdout
+    with Store.open_default() as store:
+        assert [(r.exercise_id, r.forced) for r in store.reveals()] == [("units-quiz", True), ("units-quiz", True)]
+    assert "solutions revealed: 2 (2 before passing: units-quiz)" in run("progress").stdout
+
+
+def test_the_solution_view_shows_the_learners_order_letters_and_answers(mlprep_home: Path) -> None:
+    run("attempt", "units-quiz", "--file")
+    path = answers_path(mlprep_home)
+    fill(path, {**KEY, "float32-bytes": 3})
+    quiz = the_quiz()
+    presentation, _, _ = q.read_answers_file(quiz, path)
+    shown = run("solution", "units-quiz", "--force")
+    assert shown.exit_code == 0, shown.output
+    text = shown.stdout
+    positions = [text.index(quiz.question(question_id).text) for question_id in presentation.questions]
+    assert positions == sorted(positions)  # the attempt's order of questions
+    mine, key = presentation.letter("float32-bytes", 3), presentation.letter("float32-bytes", 0)
+    block = text[text.index("How many bytes does one float32 take?"):]
+    block = block[:block.index("\n\n")]
+    for index in presentation.options["float32-bytes"]:  # the attempt's letters
+        assert f"{presentation.letter('float32-bytes', index)}) {quiz.question('float32-bytes').options[index]}" in block
+    assert f"your answer: {mine} ✗   the answer: {key}" in block
+    assert "your answer: 8 ✓" in text
+
+
+# -- screens that fit their width without breaking a word ------------------------------------------
+
+
+def words_intact(screen: str, *phrases: str) -> bool:
+    flat = " ".join(screen.split())
+    return all(" ".join(phrase.split()) in flat for phrase in phrases)
+
+
+def test_the_quiz_asker_fits_its_width_and_breaks_no_word(mlprep_home: Path) -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from mlprep.practice.questions import ask_quiz
+
+    out = StringIO()
+    console = Console(file=out, width=100, color_system=None)
+    with Store.open_default() as store:
+        ask_quiz(store, load_bank().get("units-quiz"), None, console, StringIO("q"))
+    screen = out.getvalue()
+    assert all(len(line) <= 100 for line in screen.splitlines()), screen
+    assert words_intact(screen, "the pass mark is 80%", "Single keys pick an option; q leaves (nothing is graded).")
+    # The toggled selection of an all-that-apply question is redrawn in place: never longer than the width.
+    from mlprep.screen.asker import ask_questions
+
+    quiz = the_quiz()
+    presentation = q.Presentation.of(quiz, 3)
+    narrow = StringIO()
+    letters = "".join(presentation.letter("half-precision", i) for i in (0, 1))
+    ask_questions(quiz, presentation, StringIO(letters + "\n"), Console(file=narrow, width=24, color_system=None), only=["half-precision"])
+    assert [line for line in narrow.getvalue().splitlines() if line.startswith("selected")] and all(
+        len(line) <= 24 for line in narrow.getvalue().splitlines() if line.startswith("selected")), narrow.getvalue()
+
+
+def test_review_explanations_break_no_word(mlprep_home: Path) -> None:
+    import sqlite3
+    from datetime import UTC, datetime, timedelta
+    from io import StringIO
+
+    from rich.console import Console
+
+    from mlprep.practice.questions import review_questions
+    from mlprep.practice.review import due_reviews
+
+    run("attempt", "units-quiz", "--file")
+    fill(answers_path(mlprep_home), {**KEY, "bits-in-byte": 7.0})
+    run("grade", "units-quiz")
+    with sqlite3.connect(mlprep_home / "progress.sqlite3") as db:
+        db.execute("UPDATE grades SET graded_at = ?", ((datetime.now(UTC) - timedelta(days=2)).isoformat(timespec="seconds"),))
+    out = StringIO()
+    with Store.open_default() as store:
+        due = due_reviews(store, load_bank(), datetime.now(UTC))
+        review_questions(store, load_bank(), due, lambda: datetime.now(UTC), Console(file=out, width=30, color_system=None), StringIO("7\n"))
+    screen = out.getvalue()
+    assert all(len(line) <= 30 for line in screen.splitlines()), screen
+    assert words_intact(screen, "A byte is 8 bits.", "a question you missed in units-quiz")

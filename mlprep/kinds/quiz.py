@@ -2,8 +2,13 @@
 in a TOML answers file.
 
 Its self-check: the key passes under several seeds (the letters move, the key must not), an empty
-answers file fails, and each recorded misconception is marked wrong, and named, on every question it
-answers. A missed question comes back in spaced review on its own: its review item is "<quiz id>/<question id>".
+answers file fails, each recorded misconception is marked wrong, and named, on every question it
+answers, and no key can be found without the knowledge: by its length, alone or across the bank's
+quizzes, or from another question's text (mlprep.kinds.questions.cue_problems).
+
+A missed question comes back in spaced review on its own: its review item is "<quiz id>/<question id>";
+review shows its answer after a miss, and counts that as a reveal. The solution view follows the
+learner's answers file: its order, its letters, their answer beside the key.
 """
 
 from __future__ import annotations
@@ -22,6 +27,24 @@ if TYPE_CHECKING:
     from mlprep.results import CheckResult, GradeResult
 
 QUESTION = "question"  # the review item of one quiz question: item id "<quiz id>/<question id>"
+
+
+def _shown_response(question, presentation, response) -> str:
+    """A response in the attempt's letters (first to last for an order), or the number with its unit."""
+    if question.type == "numeric":
+        return f"{response:g}" + (f" {question.unit}" if question.unit else "")
+    if question.type == "single":
+        return presentation.letter(question.id, response)
+    if question.type == "multiple":
+        return ", ".join(sorted(presentation.letter(question.id, i) for i in response))
+    return ", ".join(presentation.letter(question.id, i) for i in response)
+
+
+def _shown_key(question, presentation, answer) -> str:
+    if question.type == "numeric":
+        bound = max(answer.tolerance, answer.rel_tolerance * abs(answer.correct))
+        return _shown_response(question, presentation, answer.correct) + (f" (± {bound:g})" if bound else "")
+    return _shown_response(question, presentation, answer.correct)
 
 
 class QuizKind(Kind):
@@ -52,30 +75,38 @@ class QuizKind(Kind):
     def grade(self, exercise: Exercise, path: Path, *, device: str = "auto", timeout_s: float | None = None, reveal: bool = False) -> GradeResult:
         from mlprep.kinds.questions import grade_answers_file
 
-        return grade_answers_file(exercise, path, reveal=reveal)
+        return grade_answers_file(exercise, path, reveal=reveal, timeout_s=timeout_s)
 
     def solution(self, exercise: Exercise, attempt: Path | None) -> Shown:
-        """Every question with its answer and explanation."""
-        from mlprep.kinds.questions import LETTERS, load_quiz
+        """Every question with its answer and explanation: in the order and with the letters of the
+        learner's answers file (its seed) when there is one, each with their answer beside the key."""
+        from mlprep.kinds.questions import Presentation, load_quiz, read_answers_file
 
         quiz = load_quiz(exercise)
-        lines: list[tuple[tuple[str, str], ...]] = []
-        for number, question in enumerate(quiz.questions, start=1):
-            answer = quiz.key[question.id]
+        presentation, responses, note, read = Presentation.canonical(quiz), {}, "", False
+        if attempt is not None:
+            try:
+                presentation, responses, _ = read_answers_file(quiz, attempt)
+                note, read = f"in the order and with the letters of your answers file {attempt}, your answers beside the key", True
+            except MlprepError as exc:
+                note = f"your answers file could not be read ({exc.message}), so the questions are in the quiz's own order"
+        lines: list[tuple[tuple[str, str], ...]] = [((note, "dim"),), ()] if note else []
+        for number, question_id in enumerate(presentation.questions, start=1):
+            question, answer = quiz.question(question_id), quiz.key[question_id]
             lines.append(((f"Q{number}. {question.text}", "bold"),))
-            for index, option in enumerate(question.options):
-                right = index == answer.correct if question.type == "single" else index in answer.correct if question.type == "multiple" else False
-                lines.append(((f"  {LETTERS[index]}) {option}", "green" if right else ""),))
-            if question.type == "numeric":
-                bound = max(answer.tolerance, answer.rel_tolerance * abs(answer.correct))
-                text = f"  answer: {answer.correct:g}" + (f" {question.unit}" if question.unit else "") + (f" (± {bound:g})" if bound else "")
-            elif question.type == "ordering":
-                text = "  order: " + ", ".join(LETTERS[i] for i in answer.correct)
-            elif question.type == "multiple":
-                text = "  answer: " + ", ".join(LETTERS[i] for i in sorted(answer.correct))
+            right = {answer.correct} if question.type == "single" else set(answer.correct) if question.type == "multiple" else set()
+            for index in presentation.options[question_id]:
+                lines.append(((f"  {presentation.letter(question_id, index)}) {question.options[index]}", "green" if index in right else ""),))
+            given = responses.get(question_id)
+            key = _shown_key(question, presentation, answer)
+            if not read:
+                lines.append(((f"  answer: {key}", "green"),))
             else:
-                text = f"  answer: {LETTERS[answer.correct]}"
-            lines += [((text, "green"),), ((f"  {answer.explanation}", "dim"),), ()]
+                ok = answer.accepts(given)
+                mine = "no answer" if given is None else _shown_response(question, presentation, given)
+                lines.append(((f"  your answer: {mine} ", ""), ("✓" if ok else "✗", "green" if ok else "red"),
+                              *(() if ok else ((f"   the answer: {key}", "green"),))))
+            lines += [((f"  {answer.explanation}", "dim"),), ()]
         return (Lines(tuple(lines)),)
 
     def review_seeds(self, exercise: Exercise, graded_at: datetime, passed: bool, checks: Callable[[], list[CheckResult]]) -> list[Seed]:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from rich.console import Console
+from rich.text import Text
 
 from mlprep.bank import Bank, Exercise
 from mlprep.errors import MlprepError
@@ -37,8 +38,8 @@ def ask_quiz(store: Store, exercise: Exercise, workspace: Path | None, console: 
     except MlprepError:  # an answers file broken by hand: a fresh one, the old one kept as a backup
         fresh_stub(exercise, path)
         presentation, _, _ = read_answers_file(quiz, path)
-    console.print(f"{exercise.title} ({exercise.id}): {plural(len(quiz.questions), 'question')}, the pass mark is {quiz.pass_mark:.0%}. "
-                  "Single keys pick an option; q leaves (nothing is graded).", markup=False, soft_wrap=True)
+    console.print(Text(f"{exercise.title} ({exercise.id}): {plural(len(quiz.questions), 'question')}, the pass mark is {quiz.pass_mark:.0%}. "
+                       "Single keys pick an option; q leaves (nothing is graded)."))
     try:
         responses = ask_questions(quiz, presentation, stdin, console)
     except (QuizAborted, KeyboardInterrupt):
@@ -81,7 +82,7 @@ def review_questions(store: Store, bank: Bank, due: Sequence[DueItem], now: Call
         quiz_id, question_id = item.item_id.split("/", 1)
         quiz = load_quiz(bank.get(quiz_id))
         if question_id not in {question.id for question in quiz.questions}:
-            console.print(f"{item.item_id}: that question is no longer in {quiz_id}; skipped", style="dim", markup=False)
+            console.print(Text(f"{item.item_id}: that question is no longer in {quiz_id}; skipped", style="dim"))
             continue
         presentation = Presentation.of(quiz, new_seed())
         console.print(f"\nreview: a question you missed in {quiz_id} ({quiz.title})", style="bold", markup=False)
@@ -92,8 +93,13 @@ def review_questions(store: Store, bank: Bank, due: Sequence[DueItem], now: Call
             break
         question, answer = quiz.question(question_id), quiz.key[question_id]
         recalled = answer.accepts(responses[question_id])
-        console.print(("✓ right. " if recalled else f"✗ the answer: {show_response(question, presentation, answer.correct)}. ") + answer.explanation,
-                      style="green" if recalled else "yellow", markup=False, soft_wrap=True)
+        console.print(Text(("✓ right. " if recalled else f"✗ the answer: {show_response(question, presentation, answer.correct)}. ") + answer.explanation,
+                           style="green" if recalled else "yellow"))
+        if not recalled:  # the answer was shown: a reveal, as `mlprep solution` records one
+            passed = store.has_passed(quiz_id)
+            store.record_reveal(quiz_id, forced=not passed)
+            if not passed:
+                console.print(Text(f"(counted as a reveal of {quiz_id}'s answers: you have not passed it yet)", style="dim"))
         state = store.record_review(QUESTION, item.item_id, 5 if recalled else 1, now())
         answered.append((item.item_id, recalled, state))
     return answered

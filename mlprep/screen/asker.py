@@ -54,6 +54,17 @@ class Asker:
         self.out.print(Text(text, style=style), end="")
         self.out.file.flush()
 
+    def _status(self, text: str) -> None:
+        """Redraw the status line in place (on a terminal; elsewhere, a new line), cut to the width so
+        that it never wraps: a wrapped line could not be redrawn."""
+        width = max(self.out.width - 1, 8)
+        shown = text if len(text) <= width else text[:width - 1] + "…"
+        if self.out.is_terminal:
+            self.out.file.write("\r\x1b[2K")
+        else:
+            self.out.print()
+        self._write(shown)
+
     def ask(self, question: Question, presentation: Presentation, number: int, total: int) -> Any:
         from rich.text import Text
 
@@ -77,7 +88,7 @@ class Asker:
                 key = self._key().lower()
                 if key in letters:
                     chosen = [c for c in chosen if c != key] if key in chosen else sorted([*chosen, key])
-                    self._write(f"\r\x1b[2Kselected: {', '.join(chosen) or '(none)'}  (Enter when done) ")
+                    self._status(f"selected: {', '.join(chosen) or '(none)'}  (Enter when done) ")
                 elif key in "\r\n" and chosen:
                     self.out.print()
                     return frozenset(presentation.option(question.id, c) for c in chosen)

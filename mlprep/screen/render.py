@@ -305,12 +305,71 @@ def quiz_grade_parts(result: GradeResult, path: str | None = None) -> list[Text]
     return parts
 
 
+STORY_SECTIONS = ("Situation", "Task", "Action", "Result", "Prevention")
+
+
+def story_grade_parts(console: Console, result: GradeResult, path: str | None = None, *, verbose: bool = False,
+                      max_lines: int = COMPACT_LINES) -> list[Any]:
+    """A story's grade on one screen (about `max_lines` lines at the console's width): the verdict, each
+    check once (a failure with its message, wrapped at word boundaries), then the sample answer's
+    sections that the failures are about (a pass: its Result and Prevention), as many whole as fit
+    (the first one cut to fit if need be), and where the whole sample is. `verbose`: every section."""
+    from rich.markdown import Markdown
+    from rich.segment import Segment, Segments
+
+    parts: list[Any] = [grade_summary(result, path)]
+    for check in result.checks:
+        line = Text()
+        line.append("✓ " if check.status == "pass" else "✗ ", style=STATUS_STYLES.get(check.status, ""))
+        line.append(check.name, style="" if check.status == "pass" else "bold")
+        if check.message:
+            line.append(f": {inert(check.message)}", style="yellow")
+        parts.append(line)
+    samples = {c.details["section"]: c.details["sample"] for c in result.checks if c.details.get("sample")}
+    failed = {c.details.get("section") for c in result.checks if c.status != "pass"}
+    wanted = [s for s in STORY_SECTIONS if s in samples and (verbose or s in failed or (not failed and s in ("Result", "Prevention"))) ]
+    if not wanted:
+        return parts
+    options = console.options.update(width=console.width)
+    used = sum(len(console.render_lines(part, options, pad=False)) for part in parts) + 2  # the title, the closing line
+    blocks: list[Any] = []
+    shown: list[str] = []
+    left_out: list[str] = []
+    for section in wanted:
+        lines = console.render_lines(Markdown(samples[section]), options, pad=False)
+        room = max_lines - used - 1  # its heading
+        if verbose or len(lines) <= room:
+            blocks += [Text(section, style="bold"), Markdown(samples[section])]
+            shown.append(section)
+            used += 1 + len(lines)
+        elif not blocks and room >= 3:  # the first one always shows, cut to the room there is
+            cut = [segment for line in lines[:room - 1] for segment in (*line, Segment.line())]
+            blocks += [Text(section, style="bold"), Segments(cut), Text("…", style="dim")]
+            shown.append(f"{section} (its beginning)")
+            used = max_lines
+        else:
+            left_out.append(section)
+    parts.append(Text(f"\nthe sample answer's {_and(shown)}, to compare with yours:", style="bold"))
+    parts += blocks
+    if not verbose:
+        parts.append(Text(f"the whole sample: `mlprep grade {result.id} --verbose`" + (f" (its {_and(left_out)} did not fit here)" if left_out else ""),
+                          style="dim"))
+    return parts
+
+
+def _and(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def render_grade(console: Console, result: GradeResult, *, path: str | None = None, verbose: bool = False) -> None:
     """The compact view (every failure once, as long as it fits), or with `verbose` everything there is:
     the check table with each message, every failure with its details, 20 lines of the output. A quiz
-    shows its questions one by one."""
+    shows its questions one by one; a story its checks and the sample's sections they are about."""
     if result.checks and all("question" in c.details for c in result.checks):
         print_parts(console, quiz_grade_parts(result, path))
+    elif result.checks and all("section" in c.details for c in result.checks):
+        for part in story_grade_parts(console, result, path, verbose=verbose):
+            console.print(part)
     elif not verbose:
         print_parts(console, compact_grade(console, result, path=path))
     else:
@@ -541,9 +600,9 @@ def render_interview_report(console: Console, interview: Interview, review_next:
                       Text("(scored apart from the code)", style="dim"))
         for followup in followups:
             console.print(Text("  ✓ " if followup["right"] else "  ✗ ", style="green" if followup["right"] else "red")
-                          .append(f"{followup['exercise']}: {followup['text']}"), soft_wrap=True)
+                          .append(f"{followup['exercise']}: {followup['text']}"))
             if not followup["right"]:
-                console.print(Text(f"      {followup['explanation']}", style="dim"), soft_wrap=True)
+                console.print(Text(f"      {followup['explanation']}", style="dim"))
     if review_next:
         console.print(Text("what to review next:", style="bold"))
         for line in review_next:
