@@ -1,36 +1,18 @@
 """Checks for `cv-leakage`: stratified, shuffled k-fold cross-validation whose models see their training rows only.
 
-Graded by behaviour, through the models the learner's code receives: make_model is the grader's recording model, a
-standard scaler (MODEL_CODE, the lines every failing input shows) whose every instance notes the row numbers of X its fit
-and its score got (-1 for a row that is not bitwise a row of X: scaled, converted, made up), what it learned (mean and
-std) and the score it returned (the mean of its scaled validation rows). `recorder` runs it in the sandbox with plain-data
-bookkeeping around it (call counts, whether the labels passed were those rows' own) that changes none of its values; the
-judge reads the record:
-
-- make_model is called k times, and each model is fitted once and scored once;
-- every row passed to fit or score is a raw row of X with its own label;
-- model i is fitted on exactly the rows it is not scored on, and the k scored sets partition the rows
-  (no validation row reaches fit: "the scaler never sees a validation row");
-- the returned scores are, in order, what the models' score calls returned (fold order = the order the models were
-  made; float64 tolerance);
-- every fold holds floor(n_c / k) or ceil(n_c / k) rows of every class c (1% positives first, where a split that ignores
-  the classes fails whatever its shuffle; three classes, string labels, a class of exactly k rows);
-- the same seed gives the same folds whatever np.random's global state, the call changes neither np.random's nor
-  random's state, and another seed gives other folds;
-- a perturbation probe: the values of fold i's validation rows are changed (X[val] = 1000 + 100 * X[val]) and the run
-  repeated with the same seed: model i must have the same validation rows and learn exactly what it learned before (mean
-  and std within 1e-12 relative);
-- ValueError for k < 2 and for a class with fewer than k rows; a class of exactly k rows is fine;
-- X and y unchanged.
-
-The reference is not consulted for any value: every expectation follows from the record and the data. Failures record
-what went wrong as a category (not the learner's fold-dependent numbers), so that the diagnosis names a known mistake
-however the learner's code shuffles.
+Graded by behaviour, through the models the learner's code receives: make_model is the grader's recording
+model, a standard scaler (MODEL_CODE, the lines every failing input shows) whose every instance notes the row
+numbers of X its fit and its score got (-1 for a row that is not bitwise a row of X), what it learned and the
+score it returned. `recorder` runs it in the sandbox with plain-data bookkeeping around it that changes none
+of its values; the judge reads the record. The reference is not consulted for any value. Failures record
+what went wrong as a category, not the learner's fold-dependent numbers, so that the diagnosis names a known
+mistake however the learner's code shuffles.
 """
 
 import numpy as np
 
-from mlprep.grading import Call, CheckFailed, assert_close, check, expect_sequence, fail, inputs_from_code, scenario
+from mlprep.grading import (Call, CheckFailed, Snapshot, assert_close, check, expect_raises, expect_sequence, fail, fail_if_changed, inputs_from_code, listed,
+                            on_input, outcome, plural, scenario)
 
 STATE_RTOL = 1e-12  # what a model learned, with and without its validation rows perturbed
 PERTURB = "1000 + 100 * X[val]"
@@ -51,13 +33,7 @@ class Model:  # make_model: a standard scaler that logs what it sees
         return v'''
 
 
-# ---------------------------------------------------------------------------------------------
 # Scenarios (run in the sandbox) and their rendering
-# ---------------------------------------------------------------------------------------------
-def build(data_code):
-    return inputs_from_code(data_code, "X", "y")
-
-
 def recorder(X, y):
     """(make_model, records) for X and y: MODEL_CODE's Model, with every call also recorded as plain data: per model made,
     the row numbers of every fit and score call (int64 arrays, -1 for a row that is not bitwise a row of X), whether the labels
@@ -107,24 +83,22 @@ def _run(module, X, y, k, seed):
     """One call of cross_val_score with a fresh recorder: its records, what it returned, and what it changed."""
     import random
 
-    X_before, y_before = X.copy(), y.copy()
+    before = Snapshot(X=X, y=y)
     np_state, py_state = np.random.get_state(), random.getstate()
     make_model, records = recorder(X, y)
     result = module.cross_val_score(make_model, X, y, k, seed)
-    np_after = np.random.get_state()
-    np_touched = not (np_state[0] == np_after[0] and np.array_equal(np_state[1], np_after[1]) and np_state[2:] == np_after[2:])
+    np_touched = not all(np.array_equal(a, b) for a, b in zip(np_state, np.random.get_state()))
     if isinstance(result, np.ndarray):
         result = result.copy()
     elif isinstance(result, (list, tuple)):
         result = [float(v) if isinstance(v, (float, np.floating, int, np.integer)) and not isinstance(v, bool) else v for v in result]
-    return {"log": records, "result": result, "np_touched": bool(np_touched), "random_touched": random.getstate() != py_state,
-            "X_changed": not np.array_equal(X, X_before), "y_changed": not np.array_equal(y, y_before)}
+    return {"log": records, "result": result, "np_touched": np_touched, "random_touched": random.getstate() != py_state, "changed": before.changed()}
 
 
 @scenario(repro=lambda interface, data_code, k, seed, show="log": Call.code(run_code(data_code, k, seed, show)))
 def cv_run(module, data_code, k, seed, show="log"):
     """Scenario: one run on the data data_code builds."""
-    X, y = build(data_code)
+    X, y = inputs_from_code(data_code, "X", "y")
     return _run(module, X, y, k, seed)
 
 
@@ -155,7 +129,7 @@ def cv_repeat(module, data_code, k, runs):
     for seed, global_seed in runs:
         if global_seed is not None:
             np.random.seed(global_seed)
-        X, y = build(data_code)
+        X, y = inputs_from_code(data_code, "X", "y")
         out.append(_run(module, X, y, k, seed))
     return out
 
@@ -172,7 +146,7 @@ def probe_code(data_code, k, seed, fold):
 @scenario(repro=lambda interface, data_code, k, seed, fold: Call.code(probe_code(data_code, k, seed, fold)))
 def cv_probe(module, data_code, k, seed, fold):
     """Scenario: a run, then the same run with the values of model `fold`'s validation rows changed."""
-    X, y = build(data_code)
+    X, y = inputs_from_code(data_code, "X", "y")
     first = _run(module, X, y, k, seed)
     log = first["log"]
     if not (len(log) > fold and log[fold]["score_rows"] and (log[fold]["score_rows"][0] >= 0).all()):
@@ -187,21 +161,13 @@ def cv_probe(module, data_code, k, seed, fold):
 
 @scenario(repro=lambda interface, data_code, k, seed: Call.code("\n".join([data_code, MODEL_CODE, f"{call_text(k, seed)}  # expected: ValueError"])))
 def outcome_of(module, data_code, k, seed):
-    """Scenario: {"raised": "ValueError" (or a subclass's), another exception's name, or None; "message" or "result"}."""
-    X, y = build(data_code)
+    """Scenario: what one call raised, or returned (see `outcome`)."""
+    X, y = inputs_from_code(data_code, "X", "y")
     make_model, _ = recorder(X, y)
-    try:
-        result = module.cross_val_score(make_model, X, y, k, seed)
-    except ValueError as exc:
-        return {"raised": "ValueError", "message": str(exc)[:200]}
-    except Exception as exc:  # named for the judge, so the message can say what was raised instead
-        return {"raised": type(exc).__name__, "message": str(exc)[:200]}
-    return {"raised": None, "result": result if isinstance(result, (list, tuple, np.ndarray)) else repr(result)[:100]}
+    return outcome(lambda: module.cross_val_score(make_model, X, y, k, seed))
 
 
-# ---------------------------------------------------------------------------------------------
 # Data: float64 X with distinct rows; y integer (or string) labels
-# ---------------------------------------------------------------------------------------------
 SMALL = "X = np.array([[0.5], [1.5], [-1.0], [2.5], [0.0], [3.0], [-0.75], [1.25]])\ny = np.array([0, 1, 0, 1, 0, 1, 0, 1])"
 
 
@@ -224,17 +190,14 @@ EXACTLY_K = labels_code(3, (20, 3))  # for k = 3: one positive per fold
 
 
 def describe(data_code, k):
-    _, y = build(data_code)
+    y = inputs_from_code(data_code, "y")
     classes, counts = np.unique(y, return_counts=True)
     return f"{len(y)} rows (" + ", ".join(f"{n} of class {c.item()!r}" for c, n in zip(classes, counts)) + f"), k = {k}"
 
 
-# ---------------------------------------------------------------------------------------------
 # The judge's side: reading one run's log
-# ---------------------------------------------------------------------------------------------
-def fmt_rows(rows, limit=10):
-    rows = sorted(int(r) for r in rows)
-    return "[" + ", ".join(map(str, rows[:limit])) + (", ..." if len(rows) > limit else "") + "]"
+def fmt_rows(rows):
+    return "[" + listed(sorted(int(r) for r in rows)) + "]"
 
 
 def run_once(sub, data_code, k, seed=0, show="log"):
@@ -252,7 +215,7 @@ def check_models(record, k, where, shown):
             hint = " The one model was fitted k times: call make_model() inside the loop over the folds, one fresh model per fold."
         elif made == 1 and fits == 1:
             hint = " It was fitted once and scored on every fold: a fold's model must be fitted on that fold's training rows only."
-        fail(f"{where}: make_model() was called {made} time{'s' if made != 1 else ''}; expected k = {k}, one fresh model per fold.{hint}",
+        fail(f"{where}: make_model() was called {plural(made, 'time')}; expected k = {k}, one fresh model per fold.{hint}",
              failing_input=shown, what="make_model calls", got=f"{made} made, {fits} fits", first_index="")
     for m, seen in enumerate(log):
         fits, scores = len(seen["fit_rows"]), len(seen["score_rows"])
@@ -317,9 +280,7 @@ def folds_of(record, n, k, where, shown):
     return folds
 
 
-# ---------------------------------------------------------------------------------------------
 # Checks
-# ---------------------------------------------------------------------------------------------
 @check("a fresh make_model() per fold, fitted once and scored once")
 def fresh_model_per_fold(sub, ctx):
     for data_code, k in ((SMALL, 2), (RARE, 5), (THREE, 4)):
@@ -339,7 +300,7 @@ def raw_rows(sub, ctx):
 def no_validation_row_in_fit(sub, ctx):
     for data_code, k in ((SMALL, 2), (SMALL, 4), (RARE, 5), (THREE, 4)):
         record, shown, where = run_once(sub, data_code, k, show="[(sorted(m['fit']), sorted(m['score'])) for m in log]")
-        _, y = build(data_code)
+        y = inputs_from_code(data_code, "y")
         folds_of(record, len(y), k, where, shown)
 
 
@@ -380,8 +341,8 @@ def check_stratified(folds, y, k, where, shown):
                         " separately (or stable-sort a permutation by class and deal position r to fold r % k)." if g == 0 else
                         " Deal each class's shuffled rows round-robin (fold = position % k), or split them with np.array_split into k parts;"
                         " chunks of ceil(n_c / k) leave the last folds short.")
-                want = f"{lo} row{'s' if lo != 1 else ''}" if lo == hi else f"{lo} or {hi} rows"
-                fail(f"{where}: fold {i} (model {i}'s validation rows) holds {g} row{'s' if g != 1 else ''} of class {name!r}, which has {n_c}"
+                want = plural(lo, "row") if lo == hi else f"{lo} or {hi} rows"
+                fail(f"{where}: fold {i} (model {i}'s validation rows) holds {plural(g, 'row')} of class {name!r}, which has {n_c}"
                      f" rows: every fold holds floor or ceil of {n_c} / {k}, {want}.{hint}", failing_input=shown,
                      what="rows of each class per fold", got="outside floor(n_c / k) .. ceil(n_c / k)", first_index="")
 
@@ -392,7 +353,7 @@ def stratified(sub, ctx):
     # ten positives with probability about 1%), so that its failure does not depend on how it shuffles.
     for data_code, k in ((RARE, 5), (RARE, 3), (THREE, 4), (WORDS, 3), (SMALL, 2), (EXACTLY_K, 3)):
         record, shown, where = run_once(sub, data_code, k, show="[np.unique(y[m['score']], return_counts=True) for m in log]")
-        _, y = build(data_code)
+        y = inputs_from_code(data_code, "y")
         check_stratified(folds_of(record, len(y), k, where, shown), y, k, where, shown)
 
 
@@ -462,25 +423,15 @@ def validation_rows_invisible(sub, ctx):
                 fail(f"{where}: model {fold}'s validation rows differ between the two calls, though only X's values changed: the folds must"
                      " depend on y, k and seed alone", failing_input=shown, what=f"validation rows of model {fold}", got="changed", first_index="")
             for name, b, a in zip(("the scaler's mean", "the scaler's std"), before["learned"][0], after["learned"][0]):
-                try:
+                with on_input(shown):
                     assert_close(a, b, what=f"{name} model {fold} learned", scenario=where, rtol=STATE_RTOL, atol=0.0,
                                  hint="The values of its validation rows reached its fit: fit the model on X[train] as it is, nothing"
                                       " computed from the other rows (a global scaler, a model fitted on all of X).")
-                except CheckFailed as failure:
-                    failure.failing_input = shown
-                    raise
 
 
 def expect_value_error(sub, data_code, k, why):
-    outcome = sub.run(outcome_of, data_code, k, 0)
-    raised = outcome.get("raised") if isinstance(outcome, dict) else None
-    if raised == "ValueError":
-        return
-    where = f"{describe(data_code, k)} ({why})"
-    if raised:
-        fail(f"{where}: expected ValueError, but it raised {raised}: {outcome.get('message')}", what=why, got=raised, first_index="")
-    fail(f"{where}: expected ValueError, but it returned {str(outcome.get('result'))[:80]}; check k >= 2 and that every class has at least k"
-         " rows before splitting, and raise ValueError saying which", what=why, got="no exception", first_index="")
+    expect_raises(sub.run(outcome_of, data_code, k, 0), what=f"{describe(data_code, k)} ({why})", shown=lambda result: str(result)[:80],
+                  returned_hint="check k >= 2 and that every class has at least k rows before splitting, and raise ValueError saying which")
 
 
 @check("ValueError for k < 2 or a class with fewer than k rows")
@@ -489,20 +440,17 @@ def invalid_k(sub, ctx):
     expect_value_error(sub, SMALL, 0, "k = 0")
     expect_value_error(sub, SMALL, 5, "each class has 4 rows, k = 5")
     expect_value_error(sub, RARE, 11, "10 positives, k = 11")
-    outcome = sub.run(outcome_of, EXACTLY_K, 3, 0)
-    if not isinstance(outcome, dict) or outcome.get("raised"):
-        raised = outcome.get("raised") if isinstance(outcome, dict) else None
-        fail(f"{describe(EXACTLY_K, 3)}: a class of exactly k rows is allowed (one row in each fold), but it raised {raised}:"
-             f" {outcome.get('message') if isinstance(outcome, dict) else outcome}; raise only when a class has fewer than k rows",
-             failing_input=Call.code(run_code(EXACTLY_K, 3, 0, "scores")), what="a class of exactly k rows", got=str(raised), first_index="")
+    got = sub.run(outcome_of, EXACTLY_K, 3, 0)
+    if got["raised"]:
+        fail(f"{describe(EXACTLY_K, 3)}: a class of exactly k rows is allowed (one row in each fold), but it raised {got['raised']}: {got['message']};"
+             " raise only when a class has fewer than k rows", failing_input=Call.code(run_code(EXACTLY_K, 3, 0, "scores")), what="a class of exactly k rows",
+             got=got["raised"], first_index="")
 
 
 @check("X and y unchanged")
 def inputs_kept(sub, ctx):
     for data_code, k in ((SMALL, 2), (RARE, 5)):
         record, _, where = run_once(sub, data_code, k)
-        for name in ("X", "y"):
-            if record[f"{name}_changed"]:
-                fail(f"{where}: cross_val_score changed {name} in place; the caller's arrays must stay as they were: index them with the fold's"
-                     " row numbers (X[train]) instead of shuffling or scaling them in place",
-                     failing_input=Call.code(run_code(data_code, k, 0, f"{name}  # changed by cross_val_score")), what=name, got="changed", first_index="")
+        shown = Call.code(run_code(data_code, k, 0, f"{', '.join(record['changed'])}  # changed by cross_val_score"))
+        fail_if_changed(record["changed"], who="cross_val_score", where=where, failing_input=shown,
+                        fix="index them with the fold's row numbers (X[train]) instead of shuffling or scaling them in place")

@@ -1,29 +1,16 @@
 """Checks for `point-in-time`: a rolling mean per entity over [q_ts - gap - window, q_ts - gap), NaN when empty.
 
-Expected values come from the definition, here in the judge, never from the reference: an O(N * M) loop
-that masks, for every query, the events of its entity with q_ts - gap - window <= ts < q_ts - gap and
-averages their values. Values are multiples of 1/4 (or, in a few cases, distinct powers of two, so that
-the set of events a wrong mean came from can be read off it): every sum is exact, so any order of
-summation gives the same mean, and results are compared at float64 tolerance (rtol = atol = 1e-7),
-NaN only equal to NaN. Times, windows and gaps are integers or multiples of 1/4, so every bound is exact.
-Queries are placed at event times (the queries are the events themselves, as when a feature is built for
-the training rows) with gap > 0, which tells "ts <= q_ts - gap" from "the row itself included".
-
-Leakage is graded by behaviour: for one query at a time, every event at or after its cut-off q_ts - gap is
-changed (values, times moved within the future, entities swapped), new events are added at and after the
-cut-off (one of them at the query's own time and entity), and the query's result must not move (within
-1e-12 relative, NaN staying NaN).
-
-Hints follow the evidence: after a wrong result the judge recomputes what each known mistake gives on the
-same input (the cut-off included, the row itself included, the window's start excluded, the gap ignored,
-the window measured from q_ts, other entities included, 0 for an empty window, the sum, results in sorted
-order) and names the one the learner's result matches, when exactly one does; with shuffled events, a
-control call on the same events sorted by time tells whether the code assumed sorted input.
+Expected values come from the definition, here in the judge, never from the reference: for every query, a
+mask over the events. Values are multiples of 1/4 (or distinct powers of two, so that the events a wrong
+mean came from can be read off it), times, windows and gaps integers or quarters: every sum and every
+bound is exact. Queries sit at event times with gap > 0, which tells "ts <= q_ts - gap" from "the row
+itself included". Leakage is graded by behaviour: a query's result must not move when its future changes.
 """
 
 import numpy as np
 
-from mlprep.grading import Call, CheckFailed, assert_close, check, fail, literal, scenario, shrink_on_failure
+from mlprep.grading import (Call, CheckFailed, assert_close, check, control_value, expect_raises, explained, fail, inputs_unchanged, literal, mistake_hint,
+                            on_input, plural, raised_by, same_values, scenario, shrink_on_failure)
 
 FN = "point_in_time_mean"
 NAMES = ("entity", "ts", "value", "q_entity", "q_ts", "window", "gap")
@@ -31,9 +18,7 @@ PROBE_RTOL = 1e-12  # "changes nothing": the query's result before and after the
 RTOL = ATOL = 1e-7  # float64's
 
 
-# ---------------------------------------------------------------------------------------------
 # The definition and the known mistakes, judge side
-# ---------------------------------------------------------------------------------------------
 def correct_rule(t, q, window, gap):
     return (t >= q - gap - window) & (t < q - gap)
 
@@ -79,21 +64,12 @@ MISTAKES = [  # (what the code does wrong, the results it then gives)
 def likely_cause(got, case):
     """The known mistake whose results the learner's equal, where they differ from the right ones; or ""."""
     want = brute_force(case)
-    found = []
-    for text, results in MISTAKES:
-        value = results(case)
-        if not np.allclose(value, want, rtol=RTOL, atol=ATOL, equal_nan=True) and np.allclose(got, value, rtol=RTOL, atol=ATOL, equal_nan=True):
-            found.append(text)
-    if len(found) == 1:
-        return f"Your results match a known mistake: {found[0]}."
-    if len(found) == 2:
-        return f"Your results match two known mistakes here: {found[0]}; or {found[1]}."
-    return ""
+    return mistake_hint(got, [(text, lambda results=results: results(case)) for text, results in MISTAKES], rtol=RTOL, atol=ATOL, equal_nan=True,
+                        is_right=lambda value: same_values(value, want, rtol=RTOL, atol=ATOL, equal_nan=True),
+                        say="Your results match a known mistake: {}.", two="Your results match two known mistakes here: {}; or {}.")
 
 
-# ---------------------------------------------------------------------------------------------
 # Scenarios (run in the sandbox) and their rendering
-# ---------------------------------------------------------------------------------------------
 def _call_text(case, string_ids=False):
     parts = []
     for name, arg in zip(NAMES, case):
@@ -111,21 +87,7 @@ def with_string_ids(module, *case):
     return getattr(module, FN)(np.array(entity), ts, value, np.array(q_entity), q_ts, window, gap)
 
 
-@scenario(repro=lambda interface, *case: Call.code(_call_text(case) + "  # expected: ValueError"))
-def outcome_of(module, *case):
-    """Scenario: {"raised": "ValueError" (or a subclass's), another exception's name, or None; "message" or "result"}."""
-    try:
-        result = getattr(module, FN)(*case)
-    except ValueError as exc:
-        return {"raised": "ValueError", "message": str(exc)[:200]}
-    except Exception as exc:  # named for the judge, so the message can say what was raised instead
-        return {"raised": type(exc).__name__, "message": str(exc)[:200]}
-    return {"raised": None, "result": result}
-
-
-# ---------------------------------------------------------------------------------------------
 # Judging one call
-# ---------------------------------------------------------------------------------------------
 def fmt(x):
     return "NaN" if np.isnan(x) else f"{float(x):.10g}"
 
@@ -136,11 +98,11 @@ def describe(case):
             f" times {np.asarray(ts).dtype.name}")
 
 
-def expect_results(got, case, where, want=None):
+def expect_results(got, case, where):
     """got is a float64 array of shape (M,) equal to the definition's results (NaN only where the window is empty)."""
-    expect_array(got, len(case[4]), where)
-    want = brute_force(case) if want is None else want
     m = len(case[4])
+    expect_array(got, m, where)
+    want = brute_force(case)
     g = got.astype(np.float64)
     with np.errstate(invalid="ignore"):
         ok = (np.isnan(g) & np.isnan(want)) | (np.abs(g - want) <= ATOL + RTOL * np.abs(want))
@@ -154,7 +116,7 @@ def expect_results(got, case, where, want=None):
     start, cutoff = q - gap - window, q - gap
     key = np.asarray(q_entity)[j].item()
     if len(rows):
-        held = (f"the mean of the {len(rows)} event{'s' if len(rows) > 1 else ''} of entity {key!r} with {fmt(start)} <= ts < {fmt(cutoff)}:"
+        held = (f"the mean of the {plural(len(rows), 'event')} of entity {key!r} with {fmt(start)} <= ts < {fmt(cutoff)}:"
                 f" rows {rows[:8].tolist()}{' ...' if len(rows) > 8 else ''}, values {np.asarray(value)[rows][:8].tolist()}")
     else:
         held = f"no event of entity {key!r} has {fmt(start)} <= ts < {fmt(cutoff)}"
@@ -225,9 +187,7 @@ def small_cases():
 POWERS = (np.zeros(10, dtype=np.int64), np.arange(10), 2.0 ** np.arange(10))
 
 
-# ---------------------------------------------------------------------------------------------
 # Checks
-# ---------------------------------------------------------------------------------------------
 @check("the window is q_ts - gap - window <= ts < q_ts - gap: its start is in, the cut-off and the row itself are out")
 def window_bounds(sub, ctx):
     judge(sub, arrays([7, 7, 7, 7, 7, 7], [0, 1, 2, 3, 4, 5], [1.0, 2.0, 4.0, 8.0, 16.0, 32.0], [7], [5], 2, 2),
@@ -271,17 +231,20 @@ def any_order(sub, ctx):
         perm_e, perm_q = rng.permutation(8), rng.permutation(8)
         entity, ts, value, q_entity, q_ts, window, gap = base
         case = (entity[perm_e], ts[perm_e], value[perm_e], q_entity[perm_q], q_ts[perm_q], window, gap)
-        try:
+        with explained(lambda case=case: sorted_events_hint(sub, case)):
             judge(sub, case, f"the same events and queries, both shuffled (shuffle {seed + 1})")
-        except CheckFailed as failure:
-            order = np.argsort(case[1], kind="stable")
-            control = sub.control(FN, case[0][order], case[1][order], case[2][order], *case[3:])
-            if isinstance(control, np.ndarray) and control.shape == (8,) and np.allclose(control, brute_force(case), equal_nan=True):
-                failure.notes.append("With the same events sorted by ts, your results are right: sort each entity's events by time before a"
-                                     " binary search (np.searchsorted needs sorted input), or don't rely on the input's order.")
-            raise
     with shrink_on_failure(sub, small_cases, lambda c: judge(sub, c)):
         judge(sub, random_case(rng, 300, 120, 4, 60, 10, 3))
+
+
+def sorted_events_hint(sub, case):
+    """A control call on the same events sorted by time: right results there show code that assumed sorted events."""
+    order = np.argsort(case[1], kind="stable")
+    control = control_value(sub, FN, case[0][order], case[1][order], case[2][order], *case[3:])
+    if isinstance(control, np.ndarray) and same_values(control, brute_force(case), rtol=1e-5, atol=1e-8, equal_nan=True):
+        return ("With the same events sorted by ts, your results are right: sort each entity's events by time before a binary search"
+                " (np.searchsorted needs sorted input), or don't rely on the input's order.")
+    return ""
 
 
 @check("changing any event at or after the cut-off q_ts - gap changes nothing")
@@ -329,14 +292,9 @@ def probe(sub, base, before, changed, j, what):
     shown = Call.code(f"before = {_call_text(base)}\nafter = {_call_text(changed)}\nbefore[{j}], after[{j}]  # must be equal")
     expect_array(after, len(changed[4]), where)
     moved = not (np.isnan(before[j]) and np.isnan(after[j])) and not abs(float(after[j]) - float(before[j])) <= PROBE_RTOL * abs(float(before[j]))
-    try:
+    with on_input(shown), explained(lambda: likely_cause(np.asarray(after, dtype=np.float64), changed) if moved else ""):
         assert_close(after[j], before[j], what=f"result[{j}] after the change", scenario=where, rtol=PROBE_RTOL, atol=0.0, equal_nan=True,
                      hint="Only events before q_ts - gap may count, and every changed event was at or after it.")
-    except CheckFailed as failure:
-        failure.failing_input = shown
-        if moved:
-            failure.explain = lambda: likely_cause(np.asarray(after, dtype=np.float64), changed)
-        raise
 
 
 @check("equals the brute-force definition on random cases (integer and float times)")
@@ -376,22 +334,11 @@ def invalid_input(sub, ctx):
                       ((entity, ts, value[:2], q_entity, q_ts, window, gap), "value shorter than entity"),
                       ((entity, ts, value, q_entity[:1], q_ts, window, gap), "q_entity shorter than q_ts"),
                       ((*good[:5], 0, gap), "window = 0"), ((*good[:5], -2, gap), "window = -2"), ((*good[:5], window, -1), "gap = -1")):
-        outcome = sub.run(outcome_of, *case)
-        raised = outcome.get("raised") if isinstance(outcome, dict) else None
-        if raised == "ValueError":
-            continue
-        if raised:
-            fail(f"{FN}(...) with {why}: expected ValueError, but it raised {raised}: {outcome.get('message')}", what=why, got=raised, first_index="")
-        fail(f"{FN}(...) with {why}: expected ValueError, but it returned {literal(outcome.get('result') if isinstance(outcome, dict) else outcome)};"
-             " check the lengths, window > 0 and gap >= 0 first, and raise ValueError saying which is wrong", what=why, got="no exception",
-             first_index="")
+        expect_raises(sub.run(raised_by, FN, *case), what=f"{FN}(...) with {why}", shown=literal, failing_input=Call.code(_call_text(case) + "  # expected: ValueError"),
+                      returned_hint="check the lengths, window > 0 and gap >= 0 first, and raise ValueError saying which is wrong")
 
 
 @check("inputs unchanged")
 def inputs_kept(sub, ctx):
-    rng = ctx.rng(6)
-    case = random_case(rng, 12, 6, 2, 10, 3, 1)
-    sub.call(FN, *case)
-    if sub.last_mutated:
-        fail(f"{FN}() modified its input {', '.join(sub.last_mutated)} in place (shuffled events and queries); the caller's arrays must stay as"
-             " they were: sort an index array (np.argsort) and index with it instead of sorting the arrays themselves", mutated=sub.last_mutated)
+    inputs_unchanged(sub, FN, *random_case(ctx.rng(6), 12, 6, 2, 10, 3, 1), scenario="shuffled events and queries",
+                     fix="sort an index array (np.argsort) and index with it instead of sorting the arrays themselves")
