@@ -42,6 +42,7 @@ from mlprep.grading.probes import (Snapshot, control_value, expect_raises, fail_
 from mlprep.grading.shrinking import shrink_on_failure
 from mlprep.grading.values import as_bool, as_float, as_int, describe_value, dtype_name, expect_record, expect_sequence
 from mlprep.grading.values import listed as listed  # row numbers, sizes, ids in a message
+from mlprep.grading.probes import InPlace as InPlace  # an input sorted or shuffled in place, told from one rewritten
 from mlprep.text import plural
 
 __all__ = [
