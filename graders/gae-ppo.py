@@ -139,6 +139,11 @@ def ppo_variant(logp_new, logp_old, adv, clip, mistake=None):
     new, old, a = _arrays(logp_new, logp_old, adv)
     with np.errstate(all="ignore"):
         r = np.exp(old - new) if mistake == "inverted_ratio" else np.exp(new - old)
+        if mistake == "ratio_of_probabilities":
+            r = np.exp(new) / np.exp(old)
+        elif mistake == "batch_max_shift":
+            top = max(new.max(), old.max())
+            r = np.exp(new - top) / np.exp(old - top)
         if mistake and mistake.startswith("normalised"):
             a = (a - a.mean()) / (a.std(ddof=1 if mistake == "normalised_unbiased" else 0) + 1e-8) if a.size > 1 else a - a.mean()
         clipped = np.clip(r * a, 1 - clip, 1 + clip) if mistake == "clipped_product" else np.clip(r, 1 - clip, 1 + clip) * a
@@ -167,12 +172,16 @@ def likely_ppo_mistake(value, args):
     return mistake_hint(value, mistakes, want=ppo_variant(*args), rtol=1e-6, atol=1e-9, apart=(1e-9, 1e-12), say="Your loss matches code that {}.")
 
 
-def nonfinite_hint(logp_new, logp_old):
-    new, old = _arrays(logp_new, logp_old)
-    if (np.exp(new) == 0).any() or (np.exp(old) == 0).any():
-        return (f"exp() of these log-probabilities (as low as {min(new.min(), old.min()):g}) underflows to 0, so a ratio of"
-                " probabilities exp(logp_new) / exp(logp_old) is 0 / 0; take the ratio from the difference: r = exp(logp_new - logp_old).")
-    return ""
+def nonfinite_hint(value, args):
+    """A non-finite loss explained only when a ratio of probabilities gives that very value here (0 / 0: NaN)."""
+    new, old = _arrays(*args[:2])
+    low, span = min(new.min(), old.min()), max(new.max(), old.max()) - min(new.min(), old.min())
+    mistakes = {f"A ratio of probabilities exp(logp_new) / exp(logp_old) gives this result: exp() of log-probabilities as low as {low:g} underflows to 0,"
+                " and 0 / 0 is NaN.": lambda: ppo_variant(*args, mistake="ratio_of_probabilities"),
+                "A ratio of probabilities shifted by one max m of the whole batch, exp(logp_new - m) / exp(logp_old - m), gives this result: these"
+                f" log-probabilities span {span:g}, and exp() still underflows to 0 far below m.": lambda: ppo_variant(*args, mistake="batch_max_shift")}
+    return mistake_hint(value, mistakes, want=ppo_variant(*args), equal_nan=True, join=" ",
+                        say="{} Take the ratio from the difference of each sample's own log-probabilities: r = exp(logp_new - logp_old).")
 
 
 def expected_grad(logp_new, logp_old, adv, clip):
@@ -214,7 +223,7 @@ def judge_loss(sub, logp_new, logp_old, adv, clip, extra=""):
     value = as_float(got, what="ppo_clip_loss()'s result", scenario=scenario)
     args = (logp_new, logp_old, adv, clip)
     rtol, atol = TOL[logp_new.dtype]
-    with explained(lambda: likely_ppo_mistake(value, args) if math.isfinite(value) else nonfinite_hint(logp_new, logp_old)):
+    with explained(lambda: likely_ppo_mistake(value, args) if math.isfinite(value) else nonfinite_hint(value, args)):
         assert_close(value, ppo_variant(*args), what="ppo_clip_loss()'s result", scenario=scenario, rtol=rtol, atol=atol)
 
 
@@ -288,11 +297,11 @@ def no_bootstrap_across_done(sub, ctx):
     rewards, values, dones = rollout([1.0, 0.5, 2.0, -1.0, 0.5, 1.0], [0.5, 1.0, 1.5, 4.0, -2.0, 0.75], [False, False, True, False, False, False])
     changed = rollout([1.0, 0.5, 2.0, 3.0, -2.5, 0.25], [0.5, 1.0, 1.5, -8.0, 6.0, 2.5], [False, False, True, False, False, False])
     scenario = describe_rollout(rewards, dones, 1.0, 0.9, 0.95, sub.device) + "; rewards[3:], values[3:] and last_value changed (1.0 -> 5.0)"
+    judge_gae(sub, rewards, values, dones, 1.0, 0.9, 0.95)  # first: what gae returns is a tensor of advantages, so the probe's hint can only be about the done
     invariance_probe(sub, "gae", [rewards, values, dones, 1.0, 0.9, 0.95], [*changed, 5.0, 0.9, 0.95], what="advantages of steps 0..2",
                      scenario=scenario, shape=(6,), graded=lambda out: out[:3],
                      hint="The episode ended with step 2, so A_0..A_2 may use nothing after it: multiply both the bootstrap gamma * V_{t+1} and"
                           " the trace gamma * lam * A_{t+1} by (1 - dones[t])")
-    judge_gae(sub, rewards, values, dones, 1.0, 0.9, 0.95)
     # An episode that ends with the rollout's last step does not use last_value at all.
     r, v, d = rollout([1.0, -0.5, 2.0], [0.25, 0.5, 1.0], [False, False, True])
     invariance_probe(sub, "gae", [r, v, d, 1.0, 0.9, 0.95], [r, v, d, -7.0, 0.9, 0.95], what="advantages", shape=(3,),
@@ -316,7 +325,8 @@ def random_rollouts(sub, ctx):
             judge_gae(sub, rewards, values, dones, round(float(rng.standard_normal()) * 16) / 16, gamma, lam)
 
 
-@check("dones as bool, int or float 0/1, last_value as a float or a 0-d tensor: the same advantages", devices=DEVICES, uses=("gae",))
+@check("dones as bool, int or float 0/1, last_value as a float or a 0-d tensor: the same advantages", devices=DEVICES, uses=("gae",),
+       edge="`dones`: (T,) tensor of bool, int 0/1 or float 0/1, on the same device.")
 def input_kinds(sub, ctx):
     rewards, values, dones = rollout(*HAND[1][:3])
     for done_dtype in (torch.bool, torch.int64, torch.float64):
@@ -384,6 +394,8 @@ def tiny_probabilities(sub, ctx):
         judge_loss(sub, logp_new, logp_old, adv, 0.2, f", log-probabilities near {offset:g}")
     scenario = describe_batch(logp_new, 0.2, sub.device, ", log-probabilities near -750")
     gradcheck_float64(sub, ctx, "ppo_clip_loss", [logp_new, logp_old, adv, 0.2], [0], scenario=scenario)
+    # One batch from -1 to -800: no shift shared by the batch keeps every exp() away from 0.
+    judge_loss(sub, *batch([0.1, -0.3, 0.5, -0.05], [-1.0, -800.0, -3.0, -750.5], [1.0, -0.5, 2.0, 1.5]), 0.2, ", log-probabilities from -1 to -800 in one batch")
 
 
 @check("no gradient reaches logp_old or adv (they are constants of the surrogate)", devices=DEVICES, uses=("ppo_clip_loss",))
