@@ -66,6 +66,9 @@ def mistaken(docs, benchmarks, n, mistake):
     if mistake == "substring":
         texts = [" ".join(words(b)) for b in benches]
         kept = [d for d in docs if not any(" ".join(g) in t for g in _grams(d, n, None) for t in texts)]
+    elif mistake == "substring_in_doc":
+        grams = {" ".join(g) for b in benches for g in _grams(b, n, None)}
+        kept = [d for d in docs if not any(g in " ".join(words(d)) for g in grams)]
     else:
         banned = set().union(*(_grams(b, n, mistake) for b in benches)) if benches else set()
         kept = [d for d in docs if banned.isdisjoint(_grams(d, n, mistake))]
@@ -88,6 +91,8 @@ MISTAKES = {
     "dedup": "drops duplicate docs: every copy of a clean doc is kept",
     "sorted": "sorts the result: the kept docs come back in input order",
     "substring": "tests whether the doc's n-gram, joined with spaces, occurs in the benchmark's text: that also matches inside words ('he cat' in 'the cat')",
+    "substring_in_doc": "tests whether a benchmark's n-gram, joined with spaces, occurs in the doc's words joined with spaces: that also matches inside"
+                        " words ('he cat sat' in 'the cat sat')",
 }
 
 
@@ -119,8 +124,9 @@ def why_wrong(got, docs, benchmarks, n, want):
         return f"expected a list of the kept docs (strings), got {what}", "a list of str", what
     strangers = [x for x in got if x not in docs]
     if strangers:
+        normalised = any(strangers[0].lower().split() == words(doc) for doc in docs)  # a doc with its case or whitespace changed
         return (f"the result holds {_short(strangers[0])}, which is not one of the docs: return the kept docs themselves, unchanged"
-                " (normalise only to compare)"), "the docs' own strings", _short(strangers[0])
+                + (" (normalise only to compare)" if normalised else "")), "the docs' own strings", _short(strangers[0])
     got_count, want_count = Counter(got), Counter(want)
     for i, doc in enumerate(docs):
         if got_count[doc] == want_count[doc]:
@@ -229,6 +235,7 @@ def punctuation_kept(sub, ctx):
 def word_ngrams(sub, ctx):
     judge(sub, ["he cat sat", "concatenate", "the cat sat", "a cat sat"], ["the cat sat on"], 3)
     judge(sub, ["a bc d", "ab c d"], ["ab cd"], 2)
+    judge(sub, ["the cat sat on", "he cat sat", "a cat sat"], ["he cat sat"], 3, what=", a benchmark's n-gram inside a doc's words")
 
 
 @check("a text of fewer than n words has no n-gram; exactly n words has one")
@@ -275,7 +282,7 @@ def random_corpora(sub, ctx):
             judge(sub, docs, benchmarks, n, what=", random")
 
 
-@check("n < 1 raises ValueError")
+@check("n < 1 raises ValueError", edge="`n < 1` raises `ValueError`.")
 def invalid_n(sub, ctx):
     for n in (0, -1):
         expect_raises(sub.run(raised_by, "decontaminate", ["a b"], ["a b"], n), what=f"decontaminate(['a b'], ['a b'], {n})", exact=True,
