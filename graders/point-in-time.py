@@ -9,8 +9,8 @@ itself included". Leakage is graded by behaviour: a query's result must not move
 
 import numpy as np
 
-from mlprep.grading import (Call, CheckFailed, assert_close, check, control_value, expect_raises, explained, fail, inputs_unchanged, literal, mistake_hint,
-                            on_input, plural, raised_by, same_values, scenario, shrink_on_failure)
+from mlprep.grading import (Call, CheckFailed, InPlace, Snapshot, assert_close, check, control_value, expect_raises, explained, fail, fail_if_changed,
+                            inputs_unchanged, literal, mistake_hint, on_input, plural, raised_by, same_values, scenario, shrink_on_failure)
 
 FN = "point_in_time_mean"
 NAMES = ("entity", "ts", "value", "q_entity", "q_ts", "window", "gap")
@@ -82,9 +82,19 @@ def _call_text(case, string_ids=False):
 
 @scenario(repro=lambda interface, *case: Call.code(_call_text(case, string_ids=True)))
 def with_string_ids(module, *case):
-    """Scenario: the call with entity and q_entity as NumPy string arrays (lists of str travel; arrays of str do not)."""
+    """Scenario: the call with entity and q_entity as NumPy string arrays (lists of str travel; arrays of str do not), and the inputs it changed."""
     entity, ts, value, q_entity, q_ts, window, gap = case
-    return getattr(module, FN)(np.array(entity), ts, value, np.array(q_entity), q_ts, window, gap)
+    args = (np.array(entity), ts, value, np.array(q_entity), q_ts, window, gap)
+    before = Snapshot(**dict(zip(NAMES, args)))
+    return {"result": getattr(module, FN)(*args), "changed": before.changed()}
+
+
+@scenario(repro=lambda interface, *case: Call.code(_call_text(case)))
+def reordered_inputs(module, *case):
+    """Scenario: the inputs one call left holding their own values in another order (sorted in place, say)."""
+    before = InPlace(**dict(zip(NAMES, case)))
+    getattr(module, FN)(*case)
+    return before.reordered()
 
 
 # Judging one call
@@ -137,9 +147,21 @@ def expect_array(got, m, where):
         fail(f"{FN}(...) ({where}): expected float64 numbers, got dtype {got.dtype}", what="dtype", got=str(got.dtype), first_index="")
 
 
+def unchanged_call(sub, case, where):
+    """The learner's result for `case`; a failure when the call changed its inputs in place (every call of every check)."""
+    def sorted_hint():
+        reordered = control_value(sub, reordered_inputs, *case)
+        return (f"It left {', '.join(reordered)} holding their own values in another order: sort an index array (np.argsort) and index with it"
+                " instead of sorting the arrays themselves." if reordered else "")
+
+    with explained(sorted_hint):
+        return inputs_unchanged(sub, FN, *case, scenario=where, fix="compute new arrays instead of writing into the arguments.")
+
+
 def judge(sub, case, where=""):
-    got = sub.call(FN, *case)
-    expect_results(got, case, where or describe(case))
+    where = where or describe(case)
+    got = unchanged_call(sub, case, where)
+    expect_results(got, case, where)
     return got
 
 
@@ -212,7 +234,9 @@ def entities_apart(sub, ctx):
     case = (["b", "a", "b", "a", "b"], np.array([0, 1, 2, 3, 4]), np.array([1.0, 2.0, 4.0, 8.0, 16.0]), ["a", "b", "a", "b"],
             np.array([3, 4, 5, 6]), 3, 1)
     got = sub.run(with_string_ids, *case)
-    expect_results(got, case, "string ids 'a' and 'b' (NumPy str arrays), window = 3, gap = 1")
+    where = "string ids 'a' and 'b' (NumPy str arrays), window = 3, gap = 1"
+    fail_if_changed(got["changed"], who=f"{FN}()", where=where)
+    expect_results(got["result"], case, where)
 
 
 @check("NaN when no event of the entity falls in the window")
@@ -254,8 +278,9 @@ def future_is_invisible(sub, ctx):
     ts = np.array([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12])
     value = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0])
     base = at_events(entity, ts, value, 4, 2, rows=[4, 7, 10, 11])
-    before = sub.call(FN, *base)  # judged here only by what the changes do to it (the other checks judge the values)
-    expect_array(before, len(base[4]), "queries at the events at ts = 4, 7, 10 and 12 of two interleaved entities, window = 4, gap = 2")
+    where = "queries at the events at ts = 4, 7, 10 and 12 of two interleaved entities, window = 4, gap = 2"
+    before = unchanged_call(sub, base, where)  # judged here only by what the changes do to it (the other checks judge the values)
+    expect_array(before, len(base[4]), where)
     for j in range(len(base[4])):
         for what, changed in future_changes(base, j, rng):
             probe(sub, base, before, changed, j, what)
@@ -285,10 +310,10 @@ def future_changes(case, j, rng):
 
 def probe(sub, base, before, changed, j, what):
     """Query j's result must not move when only its future changed (within PROBE_RTOL, NaN staying NaN)."""
-    after = sub.call(FN, *changed)
     cutoff = base[4][j] - base[6]
     where = (f"query {j} (q_entity = {base[3][j].item()!r}, q_ts = {base[4][j].item()!r}, gap = {base[6]!r}, so the cut-off is"
              f" {cutoff.item()!r}); {what}")
+    after = unchanged_call(sub, changed, where)
     shown = Call.code(f"before = {_call_text(base)}\nafter = {_call_text(changed)}\nbefore[{j}], after[{j}]  # must be equal")
     expect_array(after, len(changed[4]), where)
     moved = not (np.isnan(before[j]) and np.isnan(after[j])) and not abs(float(after[j]) - float(before[j])) <= PROBE_RTOL * abs(float(before[j]))
@@ -311,12 +336,11 @@ def random_cases(sub, ctx):
 def result_type(sub, ctx):
     case = arrays([0, 0, 0], [1, 2, 3], np.array([1, 2, 2]), [0, 0], [4, 5], 3, 1)
     got = judge(sub, case, "int64 values, int64 times")
-    if got.dtype != np.float64:
-        fail(f"{FN}(...) with int64 values: got dtype {got.dtype}; return float64 means (np.full(M, np.nan) holds NaN; an integer array cannot)",
-             what="dtype", got=str(got.dtype), first_index="")
+    if got.dtype != np.float64:  # reached with the right means, 1.5 and 5/3: not an integer array
+        fail(f"{FN}(...) with int64 values: got dtype {got.dtype}; return float64 means", what="dtype", got=str(got.dtype), first_index="")
 
 
-@check("no events gives NaN for every query; no queries gives an empty array")
+@check("no events gives NaN for every query; no queries gives an empty array", edge="N = 0 gives M NaNs; M = 0 gives an empty float64 array.")
 def empty_inputs(sub, ctx):
     no_events = arrays(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0), [1, 2], [5, 6], 3, 1)
     judge(sub, no_events, "no events (N = 0), two queries")
@@ -326,7 +350,9 @@ def empty_inputs(sub, ctx):
         fail(f"{FN}(...) with no queries: got an empty array of dtype {got.dtype}, expected float64", what="dtype", got=str(got.dtype), first_index="")
 
 
-@check("invalid input raises ValueError: lengths that disagree, window <= 0, gap < 0")
+@check("invalid input raises ValueError: lengths that disagree, window <= 0, gap < 0",
+       edge="`ValueError` when `entity`, `ts` and `value` are not of one length, when `q_entity` and `q_ts` are not of one length, when `window <= 0`,"
+            " or when `gap < 0`.")
 def invalid_input(sub, ctx):
     good = arrays([1, 1, 1], [0, 1, 2], [1.0, 2.0, 4.0], [1, 1], [3, 4], 2, 1)
     entity, ts, value, q_entity, q_ts, window, gap = good
@@ -340,5 +366,6 @@ def invalid_input(sub, ctx):
 
 @check("inputs unchanged")
 def inputs_kept(sub, ctx):
-    inputs_unchanged(sub, FN, *random_case(ctx.rng(6), 12, 6, 2, 10, 3, 1), scenario="shuffled events and queries",
-                     fix="sort an index array (np.argsort) and index with it instead of sorting the arrays themselves")
+    rng = ctx.rng(6)
+    unchanged_call(sub, random_case(rng, 12, 6, 2, 10, 3, 1), "shuffled events and queries")
+    unchanged_call(sub, random_case(rng, 12, 6, 2, 10, 2.5, 0.75, quarters=True), "shuffled events and queries, float times in quarters")
