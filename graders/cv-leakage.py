@@ -11,7 +11,7 @@ mistake however the learner's code shuffles.
 
 import numpy as np
 
-from mlprep.grading import (Call, CheckFailed, Snapshot, assert_close, check, expect_raises, expect_sequence, fail, fail_if_changed, inputs_from_code, listed,
+from mlprep.grading import (Call, CheckFailed, InPlace, assert_close, check, expect_raises, expect_sequence, fail, fail_if_changed, inputs_from_code, listed,
                             on_input, outcome, plural, scenario)
 
 STATE_RTOL = 1e-12  # what a model learned, with and without its validation rows perturbed
@@ -36,8 +36,9 @@ class Model:  # make_model: a standard scaler that logs what it sees
 # Scenarios (run in the sandbox) and their rendering
 def recorder(X, y):
     """(make_model, records) for X and y: MODEL_CODE's Model, with every call also recorded as plain data: per model made,
-    the row numbers of every fit and score call (int64 arrays, -1 for a row that is not bitwise a row of X), whether the labels
-    passed were those rows' own, what fit learned (mean, std) and what score returned."""
+    the row numbers of every fit and score call (int64 arrays, -1 for a row that is not bitwise a row of X), whether the first
+    of its rows that are not rows of X are rows of X standardised with all its rows' statistics, whether the labels passed were
+    those rows' own, what fit learned (mean, std) and what score returned."""
     namespace = {"np": np, "X": X}
     exec(MODEL_CODE, namespace)
     records = []
@@ -46,16 +47,27 @@ def recorder(X, y):
         b = np.asarray(b)
         return bool(len(b) == len(idx) and (idx >= 0).all() and np.array_equal(b, np.asarray(y)[idx]))
 
+    with np.errstate(all="ignore"):
+        Z = (X - X.mean(0)) / X.std(0)  # X standardised with all its rows' statistics
+
+    def standardised(A, idx):  # whether the first rows passed that are not rows of X are rows of Z
+        try:
+            rows = np.asarray(A, dtype=np.float64)[idx < 0][:5]
+            return bool(len(rows)) and all((np.abs(Z - r) <= 1e-9 * (1 + np.abs(Z))).all(1).any() for r in rows)
+        except (TypeError, ValueError, IndexError):
+            return False
+
     class Recorded(namespace["Model"]):
         def __init__(self):
             super().__init__()
-            self.record = {"fit_rows": [], "score_rows": [], "labels_ok": [], "learned": [], "score": []}
+            self.record = {"fit_rows": [], "score_rows": [], "fit_standardised": [], "score_standardised": [], "labels_ok": [], "learned": [], "score": []}
             records.append(self.record)
 
         def fit(self, A, b):
             returned = super().fit(A, b)
             idx = np.asarray(self.seen["fit"], dtype=np.int64)
             self.record["fit_rows"].append(idx)
+            self.record["fit_standardised"].append(standardised(A, idx))
             self.record["labels_ok"].append(labels_ok(idx, b))
             self.record["learned"].append(tuple(np.array(v, dtype=np.float64) for v in self.seen["learned"]))
             return returned
@@ -64,6 +76,7 @@ def recorder(X, y):
             value = super().score(A, b)
             idx = np.asarray(self.seen["score"], dtype=np.int64)
             self.record["score_rows"].append(idx)
+            self.record["score_standardised"].append(standardised(A, idx))
             self.record["labels_ok"].append(labels_ok(idx, b))
             self.record["score"].append(value)
             return value
@@ -83,7 +96,7 @@ def _run(module, X, y, k, seed):
     """One call of cross_val_score with a fresh recorder: its records, what it returned, and what it changed."""
     import random
 
-    before = Snapshot(X=X, y=y)
+    before = InPlace(X=X, y=y)
     np_state, py_state = np.random.get_state(), random.getstate()
     make_model, records = recorder(X, y)
     result = module.cross_val_score(make_model, X, y, k, seed)
@@ -92,7 +105,8 @@ def _run(module, X, y, k, seed):
         result = result.copy()
     elif isinstance(result, (list, tuple)):
         result = [float(v) if isinstance(v, (float, np.floating, int, np.integer)) and not isinstance(v, bool) else v for v in result]
-    return {"log": records, "result": result, "np_touched": np_touched, "random_touched": random.getstate() != py_state, "changed": before.changed()}
+    return {"log": records, "result": result, "np_touched": np_touched, "random_touched": random.getstate() != py_state, "changed": before.changed(),
+            "reordered": before.reordered()}
 
 
 @scenario(repro=lambda interface, data_code, k, seed, show="log": Call.code(run_code(data_code, k, seed, show)))
@@ -213,7 +227,7 @@ def check_models(record, k, where, shown):
         hint = ""
         if made == 1 and fits == k:
             hint = " The one model was fitted k times: call make_model() inside the loop over the folds, one fresh model per fold."
-        elif made == 1 and fits == 1:
+        elif made == 1 and fits == 1 and sum(len(m["score_rows"]) for m in log) == k:
             hint = " It was fitted once and scored on every fold: a fold's model must be fitted on that fold's training rows only."
         fail(f"{where}: make_model() was called {plural(made, 'time')}; expected k = {k}, one fresh model per fold.{hint}",
              failing_input=shown, what="make_model calls", got=f"{made} made, {fits} fits", first_index="")
@@ -229,11 +243,12 @@ def check_raw(record, where, shown):
     """Every row passed to fit or score is bitwise a row of X, with its own label."""
     for m, seen in enumerate(record["log"]):
         for method in ("fit", "score"):
-            for idx in seen[f"{method}_rows"]:
+            for idx, standardised in zip(seen[f"{method}_rows"], seen[f"{method}_standardised"]):
                 if (idx < 0).any():
+                    hint = (" They are rows of X standardised with the mean and std of all its rows: scaling belongs inside the model, fitted on"
+                            " its training rows; scaling X before the split leaks the validation rows' statistics." if standardised else "")
                     fail(f"{where}: {int((idx < 0).sum())} of the {len(idx)} rows passed to model {m}'s {method} are not rows of X (bit for"
-                         " bit): pass X[train] and X[val] as they are. Scaling belongs inside the model, fitted on its training rows; scaling"
-                         " X before the split leaks the validation rows' statistics.", failing_input=shown, what=f"rows of model {m}'s {method}",
+                         f" bit): pass X[train] and X[val] as they are.{hint}", failing_input=shown, what=f"rows of model {m}'s {method}",
                          got="not rows of X", first_index="")
         if not all(seen["labels_ok"]):
             fail(f"{where}: model {m} got labels that are not its rows' own: pass y[train] with X[train] (and y[val] with X[val]), indexed by the"
@@ -252,8 +267,7 @@ def folds_of(record, n, k, where, shown):
         leaked = fit_set & val_set
         if leaked:
             hint = (" It was fitted on all the rows." if fit_set == everything else
-                    " It was fitted on its validation rows only and scored on the rest: fit on the other folds, score on this one."
-                    if fit_set == val_set else "")
+                    " It was fitted on exactly the rows it was scored on: fit on the other folds, score on this one." if fit_set == val_set else "")
             fail(f"{where}: model {m} was scored on {len(val_set)} rows, {len(leaked)} of which it had been fitted on too (rows"
                  f" {fmt_rows(leaked)}): a fold's model must never see its validation rows during fit.{hint}", failing_input=shown,
                  what=f"rows in both fit and score of model {m}", got="all its validation rows" if leaked == val_set else "some of its validation rows",
@@ -262,10 +276,8 @@ def folds_of(record, n, k, where, shown):
             fail(f"{where}: model {m} got some rows more than once (fit: {len(fit)} rows, {len(fit_set)} distinct; score: {len(val)}, {len(val_set)}"
                  " distinct)", failing_input=shown, what=f"repeated rows of model {m}", got=f"{len(fit)}/{len(val)}", first_index="")
         if fit_set | val_set != everything:
-            missing = everything - fit_set - val_set
-            hint = (" It was fitted on one fold and scored on the others." if len(fit_set) < len(val_set) else "")
-            fail(f"{where}: model {m} neither fitted nor scored rows {fmt_rows(missing)}: its training rows are every row not in its"
-                 f" validation fold.{hint}", failing_input=shown, what=f"rows unused by model {m}", got="rows neither fitted nor scored", first_index="")
+            fail(f"{where}: model {m} neither fitted nor scored rows {fmt_rows(everything - fit_set - val_set)}: its training rows are every row"
+                 " not in its validation fold.", failing_input=shown, what=f"rows unused by model {m}", got="rows neither fitted nor scored", first_index="")
         if len(fit_set) < len(val_set):
             fail(f"{where}: model {m} was fitted on {len(fit_set)} rows and scored on {len(val_set)}: fit on the k - 1 other folds and score on"
                  " the one validation fold, not the other way round", failing_input=shown, what=f"fit rows of model {m}",
@@ -331,20 +343,25 @@ def scores_in_fold_order(sub, ctx):
 
 def check_stratified(folds, y, k, where, shown):
     classes, codes, counts = np.unique(y, return_inverse=True, return_counts=True)
-    for i, fold in enumerate(folds):
-        got = np.bincount(codes[sorted(fold)], minlength=len(classes))
-        for c, (n_c, g) in enumerate(zip(counts, got)):
-            lo, hi = n_c // k, -(-n_c // k)
-            if not lo <= g <= hi:
-                name = classes[c].item()
-                hint = (" A plain shuffled split leaves folds without the rare class: shuffle and deal each class's rows over the folds"
-                        " separately (or stable-sort a permutation by class and deal position r to fold r % k)." if g == 0 else
-                        " Deal each class's shuffled rows round-robin (fold = position % k), or split them with np.array_split into k parts;"
-                        " chunks of ceil(n_c / k) leave the last folds short.")
-                want = plural(lo, "row") if lo == hi else f"{lo} or {hi} rows"
-                fail(f"{where}: fold {i} (model {i}'s validation rows) holds {plural(g, 'row')} of class {name!r}, which has {n_c}"
-                     f" rows: every fold holds floor or ceil of {n_c} / {k}, {want}.{hint}", failing_input=shown,
-                     what="rows of each class per fold", got="outside floor(n_c / k) .. ceil(n_c / k)", first_index="")
+    per_fold = np.array([np.bincount(codes[sorted(fold)], minlength=len(classes)) for fold in folds])  # (fold, class) counts
+    for i, c in zip(*np.nonzero((per_fold < counts // k) | (per_fold > -(-counts // k)))):
+        n_c, g, lo, hi = counts[c], per_fold[i, c], counts[c] // k, -(-counts[c] // k)
+        fail(f"{where}: fold {i} (model {i}'s validation rows) holds {plural(g, 'row')} of class {classes[c].item()!r}, which has {n_c} rows: every"
+             f" fold holds floor or ceil of {n_c} / {k}, {plural(lo, 'row') if lo == hi else f'{lo} or {hi} rows'}. {stratify_hint(per_fold, counts, c, k)}",
+             failing_input=shown, what="rows of each class per fold", got="outside floor(n_c / k) .. ceil(n_c / k)", first_index="")
+
+
+def stratify_hint(per_fold, counts, c, k):
+    """What the per-class counts of the folds show: chunks of ceil(n_c / k), or folds of the right sizes that ignore the classes."""
+    size = -(-counts[c] // k)
+    if per_fold[:, c].tolist() == [min(size, max(0, counts[c] - f * size)) for f in range(k)]:
+        return (f"Its rows were cut into chunks of ceil({counts[c]} / {k}) = {size}, which leaves the last folds short: deal each class's shuffled rows"
+                " round-robin (fold = position % k), or split them with np.array_split into k parts.")
+    totals, n = per_fold.sum(1), counts.sum()
+    if ((n // k <= totals) & (totals <= -(-n // k))).all():
+        return ("The folds have the right sizes but not per class, as a split that ignores the classes leaves them: shuffle and deal each class's rows"
+                " over the folds separately (or stable-sort a permutation by class and deal position r to fold r % k).")
+    return "Deal each class's shuffled rows over the folds round-robin (fold = position % k), or split them with np.array_split into k parts."
 
 
 @check("stratified: every fold holds floor or ceil of n_c / k rows of each class")
@@ -399,9 +416,19 @@ def seed_shuffles(sub, ctx):
         single_run_checks(record, RARE, k, seed, where)
     first, second = (fold_lists(r) for r in records)
     if first == second:
-        fail(f"{where}: seed = 0 and seed = 1 made the same folds: shuffle each class's rows with np.random.default_rng(seed) before"
-             " dealing them out (unshuffled folds follow the rows' stored order, often sorted by time or class)",
+        fail(f"{where}: seed = 0 and seed = 1 made the same folds: {unshuffled_hint(first, inputs_from_code(RARE, 'y'), k)}",
              failing_input=shown, what="folds of seeds 0 and 1", got="equal", first_index="")
+
+
+def unshuffled_hint(folds, y, k):
+    """Whether each class's rows, in their stored order, were dealt in that order (round-robin, or in runs): folds never shuffled."""
+    fold_of = {row: i for i, fold in enumerate(folds) for row in fold}
+    dealt = [[fold_of.get(row, -1) for row in np.flatnonzero(y == c)] for c in np.unique(y)]
+    if all(f == sorted(f) or all((b - a) % k == 1 for a, b in zip(f, f[1:])) for f in dealt):
+        return ("each class's rows went to the folds in their stored order, so the folds were never shuffled: shuffle each class's rows with"
+                " np.random.default_rng(seed) before dealing them out (unshuffled folds follow the rows' stored order, often sorted by time or class)")
+    return ("the folds do not depend on seed: draw the shuffle from np.random.default_rng(seed), the generator seeded by the argument (not one"
+            " with a fixed seed of your own)")
 
 
 @check("changing a fold's validation rows changes nothing its model learns")
@@ -434,7 +461,8 @@ def expect_value_error(sub, data_code, k, why):
                   returned_hint="check k >= 2 and that every class has at least k rows before splitting, and raise ValueError saying which")
 
 
-@check("ValueError for k < 2 or a class with fewer than k rows")
+@check("ValueError for k < 2 or a class with fewer than k rows",
+       edge="`ValueError` when `k < 2` or when some class has fewer than `k` rows (a fold would get none of it).")
 def invalid_k(sub, ctx):
     expect_value_error(sub, SMALL, 1, "k = 1")
     expect_value_error(sub, SMALL, 0, "k = 0")
@@ -449,8 +477,14 @@ def invalid_k(sub, ctx):
 
 @check("X and y unchanged")
 def inputs_kept(sub, ctx):
-    for data_code, k in ((SMALL, 2), (RARE, 5)):
+    for data_code, k in ((SMALL, 2), (RARE, 5), (THREE, 4), (WORDS, 3), (EXACTLY_K, 3)):
         record, _, where = run_once(sub, data_code, k)
         shown = Call.code(run_code(data_code, k, 0, f"{', '.join(record['changed'])}  # changed by cross_val_score"))
-        fail_if_changed(record["changed"], who="cross_val_score", where=where, failing_input=shown,
-                        fix="index them with the fold's row numbers (X[train]) instead of shuffling or scaling them in place")
+        fail_if_changed(record["changed"], who="cross_val_score", where=where, failing_input=shown, fix=unchanged_fix(record))
+
+
+def unchanged_fix(record):
+    """The remedy for inputs changed in place, by what the change shows: the same rows in another order (a shuffle), or new values."""
+    if record["changed"] and set(record["changed"]) <= set(record["reordered"]):
+        return "shuffle an index array and index X and y with the folds' row numbers (X[train]), not the arrays themselves: they now hold their rows in another order"
+    return "index X and y with the folds' row numbers (X[train]) and write into neither: scale, convert or relabel copies (inside the model, for X)"
