@@ -10,7 +10,7 @@ nothing random is left, is compared with full-batch gradient descent computed he
 
 import numpy as np
 
-from mlprep.grading import Call, Snapshot, assert_close, check, fail, fail_if_changed, inputs_from_code, listed, on_input, plural, scenario
+from mlprep.grading import Call, InPlace, assert_close, check, fail, fail_if_changed, inputs_from_code, listed, on_input, plural, scenario
 
 STEP_RTOL = 1e-6  # a step w_next - w against -lr * g, relative (plus rounding of w itself)
 STOP_BAND = 1e-9  # ratios this close to tol may fall either way
@@ -23,7 +23,7 @@ SETTINGS_ORDER = ("lr", "batch_size", "epochs", "tol")
 def record_run(module, data, w0, settings, rng):
     """One sgd run with a recording least-squares grad_fn: the row ids, w and gradient of every call,
     what sgd returned, and whether it changed data or w0."""
-    before = Snapshot(data=data, w0=w0)
+    before = InPlace(data=data, w0=w0)
     limit = settings["epochs"] * len(data) + 10
     ids, ws, gs = [], [], []
 
@@ -43,7 +43,8 @@ def record_run(module, data, w0, settings, rng):
         return g
 
     final = module.sgd(grad_fn, w0, data, settings["lr"], settings["batch_size"], settings["epochs"], settings["tol"], rng)
-    return {"ids": ids, "w": ws, "g": gs, "final": final.copy() if isinstance(final, np.ndarray) else final, "changed": before.changed()}
+    return {"ids": ids, "w": ws, "g": gs, "final": final.copy() if isinstance(final, np.ndarray) else final, "changed": before.changed(),
+            "reordered": before.reordered()}
 
 
 GRAD_FN_CODE = [
@@ -311,13 +312,15 @@ def stop_rule(sub, ctx):
         check_stop(record, len(data), settings, what, shown)
 
 
+SCALED_SETTINGS = {"lr": 0.2, "batch_size": 4, "epochs": 100, "tol": 1e-3}
+
+
 @check("scaling w0 and y by 2**20 does not change when it stops")
 def scale_invariant_stop(sub, ctx):
-    w_true, w0 = [3.0, -4.0, 12.0], [1.0, 1.0, 1.0]
-    settings = {"lr": 0.2, "batch_size": 4, "epochs": 100, "tol": 1e-3}
+    settings = SCALED_SETTINGS
     runs = []
     for scale in (1.0, SCALE):
-        data_code = problem_code(81, 20, w_true, w0, scale=scale)
+        data_code = problem_code(81, 20, [3.0, -4.0, 12.0], [1.0, 1.0, 1.0], scale=scale)
         record, shown, (data, _) = run_once(sub, data_code, settings, show=EPOCHS_SHOW.format(per=5))
         what = describe(data_code, settings) + (", w0 and y scaled by 2**20" if scale != 1 else "")
         check_partition(record, len(data), settings, what, shown)
@@ -341,10 +344,12 @@ def scale_invariant_stop(sub, ctx):
         check_stop(record, n, settings, what, shown)
 
 
+FULL_BATCH = (problem_code(91, 20, [1.5, -2.0, 0.5], [0.5, 0.5, 0.5], noise=0.3), {"lr": 0.5, "batch_size": 20, "epochs": 300, "tol": 1e-4})
+
+
 @check("batch_size = N is full-batch gradient descent")
 def full_batch(sub, ctx):
-    data_code = problem_code(91, 20, [1.5, -2.0, 0.5], [0.5, 0.5, 0.5], noise=0.3)
-    settings = {"lr": 0.5, "batch_size": 20, "epochs": 300, "tol": 1e-4}
+    data_code, settings = FULL_BATCH
     record, shown, (data, w0) = run_once(sub, data_code, settings, show="w, len(calls)")
     what = describe(data_code, settings)
     check_partition(record, len(data), settings, what, shown)
@@ -398,13 +403,18 @@ def order_from_rng(sub, ctx):
              f" batch. {hint}")
 
 
-UNCHANGED_FIX = {"data": "shuffle an index array (rng.permutation(N)) and index data with it, instead of shuffling data itself",
-                 "w0": "start from a copy, w = np.array(w0, dtype=float), and update with w = w - lr * g"}
+def unchanged_fix(record):
+    """The remedy for each input changed in place, by what the change shows: data's own rows in another order (shuffled), or new values."""
+    fixes = {"data": ("shuffle an index array (rng.permutation(N)) and index data with it, instead of shuffling data itself (it now holds its rows in"
+                      " another order)" if "data" in record["reordered"] else "read data and write into a copy, never into data itself"),
+             "w0": "start from a copy, w = np.array(w0, dtype=float), and update with w = w - lr * g"}
+    return "; ".join(fixes[name] for name in record["changed"])
 
 
 @check("data and w0 unchanged")
 def inputs_kept(sub, ctx):
-    for data_code, settings in (PARTITION_CASES[0], PARTITION_CASES[1]):
-        changed = run_once(sub, data_code, settings)[0]["changed"]
-        fail_if_changed(changed, who="sgd", where=describe(data_code, settings), fix="; ".join(UNCHANGED_FIX[name] for name in changed),
-                        failing_input=Call.code(run_code(data_code, settings, 0, f"{', '.join(changed)}  # changed by sgd")))
+    scaled = problem_code(81, 20, [3.0, -4.0, 12.0], [1.0, 1.0, 1.0], scale=SCALE)
+    for data_code, settings in (*PARTITION_CASES, *STOP_CASES, (scaled, SCALED_SETTINGS), FULL_BATCH, (REPEAT_DATA, REPEAT_SETTINGS)):
+        record = run_once(sub, data_code, settings)[0]
+        fail_if_changed(record["changed"], who="sgd", where=describe(data_code, settings), fix=unchanged_fix(record),
+                        failing_input=Call.code(run_code(data_code, settings, 0, f"{', '.join(record['changed'])}  # changed by sgd")))
