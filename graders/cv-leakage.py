@@ -1,36 +1,18 @@
 """Checks for `cv-leakage`: stratified, shuffled k-fold cross-validation whose models see their training rows only.
 
-Graded by behaviour, through the models the learner's code receives: make_model is the grader's recording model, a
-standard scaler (MODEL_CODE, the lines every failing input shows) whose every instance notes the row numbers of X its fit
-and its score got (-1 for a row that is not bitwise a row of X: scaled, converted, made up), what it learned (mean and
-std) and the score it returned (the mean of its scaled validation rows). `recorder` runs it in the sandbox with plain-data
-bookkeeping around it (call counts, whether the labels passed were those rows' own) that changes none of its values; the
-judge reads the record:
-
-- make_model is called k times, and each model is fitted once and scored once;
-- every row passed to fit or score is a raw row of X with its own label;
-- model i is fitted on exactly the rows it is not scored on, and the k scored sets partition the rows
-  (no validation row reaches fit: "the scaler never sees a validation row");
-- the returned scores are, in order, what the models' score calls returned (fold order = the order the models were
-  made; float64 tolerance);
-- every fold holds floor(n_c / k) or ceil(n_c / k) rows of every class c (1% positives first, where a split that ignores
-  the classes fails whatever its shuffle; three classes, string labels, a class of exactly k rows);
-- the same seed gives the same folds whatever np.random's global state, the call changes neither np.random's nor
-  random's state, and another seed gives other folds;
-- a perturbation probe: the values of fold i's validation rows are changed (X[val] = 1000 + 100 * X[val]) and the run
-  repeated with the same seed: model i must have the same validation rows and learn exactly what it learned before (mean
-  and std within 1e-12 relative);
-- ValueError for k < 2 and for a class with fewer than k rows; a class of exactly k rows is fine;
-- X and y unchanged.
-
-The reference is not consulted for any value: every expectation follows from the record and the data. Failures record
-what went wrong as a category (not the learner's fold-dependent numbers), so that the diagnosis names a known mistake
-however the learner's code shuffles.
+Graded by behaviour, through the models the learner's code receives: make_model is the grader's recording
+model, a standard scaler (MODEL_CODE, the lines every failing input shows) whose every instance notes the row
+numbers of X its fit and its score got (-1 for a row that is not bitwise a row of X), what it learned and the
+score it returned. `recorder` runs it in the sandbox with plain-data bookkeeping around it that changes none
+of its values; the judge reads the record. The reference is not consulted for any value. Failures record
+what went wrong as a category, not the learner's fold-dependent numbers, so that the diagnosis names a known
+mistake however the learner's code shuffles.
 """
 
 import numpy as np
 
-from mlprep.grading import Call, CheckFailed, assert_close, check, expect_sequence, fail, inputs_from_code, scenario
+from mlprep.grading import (Call, CheckFailed, InPlace, assert_close, check, expect_raises, expect_sequence, fail, fail_if_changed, inputs_from_code, listed,
+                            on_input, outcome, plural, scenario)
 
 STATE_RTOL = 1e-12  # what a model learned, with and without its validation rows perturbed
 PERTURB = "1000 + 100 * X[val]"
@@ -51,17 +33,12 @@ class Model:  # make_model: a standard scaler that logs what it sees
         return v'''
 
 
-# ---------------------------------------------------------------------------------------------
 # Scenarios (run in the sandbox) and their rendering
-# ---------------------------------------------------------------------------------------------
-def build(data_code):
-    return inputs_from_code(data_code, "X", "y")
-
-
 def recorder(X, y):
     """(make_model, records) for X and y: MODEL_CODE's Model, with every call also recorded as plain data: per model made,
-    the row numbers of every fit and score call (int64 arrays, -1 for a row that is not bitwise a row of X), whether the labels
-    passed were those rows' own, what fit learned (mean, std) and what score returned."""
+    the row numbers of every fit and score call (int64 arrays, -1 for a row that is not bitwise a row of X), whether the first
+    of its rows that are not rows of X are rows of X standardised with all its rows' statistics, whether the labels passed were
+    those rows' own, what fit learned (mean, std) and what score returned."""
     namespace = {"np": np, "X": X}
     exec(MODEL_CODE, namespace)
     records = []
@@ -70,16 +47,27 @@ def recorder(X, y):
         b = np.asarray(b)
         return bool(len(b) == len(idx) and (idx >= 0).all() and np.array_equal(b, np.asarray(y)[idx]))
 
+    with np.errstate(all="ignore"):
+        Z = (X - X.mean(0)) / X.std(0)  # X standardised with all its rows' statistics
+
+    def standardised(A, idx):  # whether the first rows passed that are not rows of X are rows of Z
+        try:
+            rows = np.asarray(A, dtype=np.float64)[idx < 0][:5]
+            return bool(len(rows)) and all((np.abs(Z - r) <= 1e-9 * (1 + np.abs(Z))).all(1).any() for r in rows)
+        except (TypeError, ValueError, IndexError):
+            return False
+
     class Recorded(namespace["Model"]):
         def __init__(self):
             super().__init__()
-            self.record = {"fit_rows": [], "score_rows": [], "labels_ok": [], "learned": [], "score": []}
+            self.record = {"fit_rows": [], "score_rows": [], "fit_standardised": [], "score_standardised": [], "labels_ok": [], "learned": [], "score": []}
             records.append(self.record)
 
         def fit(self, A, b):
             returned = super().fit(A, b)
             idx = np.asarray(self.seen["fit"], dtype=np.int64)
             self.record["fit_rows"].append(idx)
+            self.record["fit_standardised"].append(standardised(A, idx))
             self.record["labels_ok"].append(labels_ok(idx, b))
             self.record["learned"].append(tuple(np.array(v, dtype=np.float64) for v in self.seen["learned"]))
             return returned
@@ -88,6 +76,7 @@ def recorder(X, y):
             value = super().score(A, b)
             idx = np.asarray(self.seen["score"], dtype=np.int64)
             self.record["score_rows"].append(idx)
+            self.record["score_standardised"].append(standardised(A, idx))
             self.record["labels_ok"].append(labels_ok(idx, b))
             self.record["score"].append(value)
             return value
@@ -107,24 +96,23 @@ def _run(module, X, y, k, seed):
     """One call of cross_val_score with a fresh recorder: its records, what it returned, and what it changed."""
     import random
 
-    X_before, y_before = X.copy(), y.copy()
+    before = InPlace(X=X, y=y)
     np_state, py_state = np.random.get_state(), random.getstate()
     make_model, records = recorder(X, y)
     result = module.cross_val_score(make_model, X, y, k, seed)
-    np_after = np.random.get_state()
-    np_touched = not (np_state[0] == np_after[0] and np.array_equal(np_state[1], np_after[1]) and np_state[2:] == np_after[2:])
+    np_touched = not all(np.array_equal(a, b) for a, b in zip(np_state, np.random.get_state()))
     if isinstance(result, np.ndarray):
         result = result.copy()
     elif isinstance(result, (list, tuple)):
         result = [float(v) if isinstance(v, (float, np.floating, int, np.integer)) and not isinstance(v, bool) else v for v in result]
-    return {"log": records, "result": result, "np_touched": bool(np_touched), "random_touched": random.getstate() != py_state,
-            "X_changed": not np.array_equal(X, X_before), "y_changed": not np.array_equal(y, y_before)}
+    return {"log": records, "result": result, "np_touched": np_touched, "random_touched": random.getstate() != py_state, "changed": before.changed(),
+            "reordered": before.reordered()}
 
 
 @scenario(repro=lambda interface, data_code, k, seed, show="log": Call.code(run_code(data_code, k, seed, show)))
 def cv_run(module, data_code, k, seed, show="log"):
     """Scenario: one run on the data data_code builds."""
-    X, y = build(data_code)
+    X, y = inputs_from_code(data_code, "X", "y")
     return _run(module, X, y, k, seed)
 
 
@@ -155,7 +143,7 @@ def cv_repeat(module, data_code, k, runs):
     for seed, global_seed in runs:
         if global_seed is not None:
             np.random.seed(global_seed)
-        X, y = build(data_code)
+        X, y = inputs_from_code(data_code, "X", "y")
         out.append(_run(module, X, y, k, seed))
     return out
 
@@ -172,7 +160,7 @@ def probe_code(data_code, k, seed, fold):
 @scenario(repro=lambda interface, data_code, k, seed, fold: Call.code(probe_code(data_code, k, seed, fold)))
 def cv_probe(module, data_code, k, seed, fold):
     """Scenario: a run, then the same run with the values of model `fold`'s validation rows changed."""
-    X, y = build(data_code)
+    X, y = inputs_from_code(data_code, "X", "y")
     first = _run(module, X, y, k, seed)
     log = first["log"]
     if not (len(log) > fold and log[fold]["score_rows"] and (log[fold]["score_rows"][0] >= 0).all()):
@@ -187,21 +175,13 @@ def cv_probe(module, data_code, k, seed, fold):
 
 @scenario(repro=lambda interface, data_code, k, seed: Call.code("\n".join([data_code, MODEL_CODE, f"{call_text(k, seed)}  # expected: ValueError"])))
 def outcome_of(module, data_code, k, seed):
-    """Scenario: {"raised": "ValueError" (or a subclass's), another exception's name, or None; "message" or "result"}."""
-    X, y = build(data_code)
+    """Scenario: what one call raised, or returned (see `outcome`)."""
+    X, y = inputs_from_code(data_code, "X", "y")
     make_model, _ = recorder(X, y)
-    try:
-        result = module.cross_val_score(make_model, X, y, k, seed)
-    except ValueError as exc:
-        return {"raised": "ValueError", "message": str(exc)[:200]}
-    except Exception as exc:  # named for the judge, so the message can say what was raised instead
-        return {"raised": type(exc).__name__, "message": str(exc)[:200]}
-    return {"raised": None, "result": result if isinstance(result, (list, tuple, np.ndarray)) else repr(result)[:100]}
+    return outcome(lambda: module.cross_val_score(make_model, X, y, k, seed))
 
 
-# ---------------------------------------------------------------------------------------------
 # Data: float64 X with distinct rows; y integer (or string) labels
-# ---------------------------------------------------------------------------------------------
 SMALL = "X = np.array([[0.5], [1.5], [-1.0], [2.5], [0.0], [3.0], [-0.75], [1.25]])\ny = np.array([0, 1, 0, 1, 0, 1, 0, 1])"
 
 
@@ -224,17 +204,14 @@ EXACTLY_K = labels_code(3, (20, 3))  # for k = 3: one positive per fold
 
 
 def describe(data_code, k):
-    _, y = build(data_code)
+    y = inputs_from_code(data_code, "y")
     classes, counts = np.unique(y, return_counts=True)
     return f"{len(y)} rows (" + ", ".join(f"{n} of class {c.item()!r}" for c, n in zip(classes, counts)) + f"), k = {k}"
 
 
-# ---------------------------------------------------------------------------------------------
 # The judge's side: reading one run's log
-# ---------------------------------------------------------------------------------------------
-def fmt_rows(rows, limit=10):
-    rows = sorted(int(r) for r in rows)
-    return "[" + ", ".join(map(str, rows[:limit])) + (", ..." if len(rows) > limit else "") + "]"
+def fmt_rows(rows):
+    return "[" + listed(sorted(int(r) for r in rows)) + "]"
 
 
 def run_once(sub, data_code, k, seed=0, show="log"):
@@ -250,9 +227,9 @@ def check_models(record, k, where, shown):
         hint = ""
         if made == 1 and fits == k:
             hint = " The one model was fitted k times: call make_model() inside the loop over the folds, one fresh model per fold."
-        elif made == 1 and fits == 1:
+        elif made == 1 and fits == 1 and sum(len(m["score_rows"]) for m in log) == k:
             hint = " It was fitted once and scored on every fold: a fold's model must be fitted on that fold's training rows only."
-        fail(f"{where}: make_model() was called {made} time{'s' if made != 1 else ''}; expected k = {k}, one fresh model per fold.{hint}",
+        fail(f"{where}: make_model() was called {plural(made, 'time')}; expected k = {k}, one fresh model per fold.{hint}",
              failing_input=shown, what="make_model calls", got=f"{made} made, {fits} fits", first_index="")
     for m, seen in enumerate(log):
         fits, scores = len(seen["fit_rows"]), len(seen["score_rows"])
@@ -266,11 +243,12 @@ def check_raw(record, where, shown):
     """Every row passed to fit or score is bitwise a row of X, with its own label."""
     for m, seen in enumerate(record["log"]):
         for method in ("fit", "score"):
-            for idx in seen[f"{method}_rows"]:
+            for idx, standardised in zip(seen[f"{method}_rows"], seen[f"{method}_standardised"]):
                 if (idx < 0).any():
+                    hint = (" They are rows of X standardised with the mean and std of all its rows: scaling belongs inside the model, fitted on"
+                            " its training rows; scaling X before the split leaks the validation rows' statistics." if standardised else "")
                     fail(f"{where}: {int((idx < 0).sum())} of the {len(idx)} rows passed to model {m}'s {method} are not rows of X (bit for"
-                         " bit): pass X[train] and X[val] as they are. Scaling belongs inside the model, fitted on its training rows; scaling"
-                         " X before the split leaks the validation rows' statistics.", failing_input=shown, what=f"rows of model {m}'s {method}",
+                         f" bit): pass X[train] and X[val] as they are.{hint}", failing_input=shown, what=f"rows of model {m}'s {method}",
                          got="not rows of X", first_index="")
         if not all(seen["labels_ok"]):
             fail(f"{where}: model {m} got labels that are not its rows' own: pass y[train] with X[train] (and y[val] with X[val]), indexed by the"
@@ -289,8 +267,7 @@ def folds_of(record, n, k, where, shown):
         leaked = fit_set & val_set
         if leaked:
             hint = (" It was fitted on all the rows." if fit_set == everything else
-                    " It was fitted on its validation rows only and scored on the rest: fit on the other folds, score on this one."
-                    if fit_set == val_set else "")
+                    " It was fitted on exactly the rows it was scored on: fit on the other folds, score on this one." if fit_set == val_set else "")
             fail(f"{where}: model {m} was scored on {len(val_set)} rows, {len(leaked)} of which it had been fitted on too (rows"
                  f" {fmt_rows(leaked)}): a fold's model must never see its validation rows during fit.{hint}", failing_input=shown,
                  what=f"rows in both fit and score of model {m}", got="all its validation rows" if leaked == val_set else "some of its validation rows",
@@ -299,10 +276,8 @@ def folds_of(record, n, k, where, shown):
             fail(f"{where}: model {m} got some rows more than once (fit: {len(fit)} rows, {len(fit_set)} distinct; score: {len(val)}, {len(val_set)}"
                  " distinct)", failing_input=shown, what=f"repeated rows of model {m}", got=f"{len(fit)}/{len(val)}", first_index="")
         if fit_set | val_set != everything:
-            missing = everything - fit_set - val_set
-            hint = (" It was fitted on one fold and scored on the others." if len(fit_set) < len(val_set) else "")
-            fail(f"{where}: model {m} neither fitted nor scored rows {fmt_rows(missing)}: its training rows are every row not in its"
-                 f" validation fold.{hint}", failing_input=shown, what=f"rows unused by model {m}", got="rows neither fitted nor scored", first_index="")
+            fail(f"{where}: model {m} neither fitted nor scored rows {fmt_rows(everything - fit_set - val_set)}: its training rows are every row"
+                 " not in its validation fold.", failing_input=shown, what=f"rows unused by model {m}", got="rows neither fitted nor scored", first_index="")
         if len(fit_set) < len(val_set):
             fail(f"{where}: model {m} was fitted on {len(fit_set)} rows and scored on {len(val_set)}: fit on the k - 1 other folds and score on"
                  " the one validation fold, not the other way round", failing_input=shown, what=f"fit rows of model {m}",
@@ -317,9 +292,7 @@ def folds_of(record, n, k, where, shown):
     return folds
 
 
-# ---------------------------------------------------------------------------------------------
 # Checks
-# ---------------------------------------------------------------------------------------------
 @check("a fresh make_model() per fold, fitted once and scored once")
 def fresh_model_per_fold(sub, ctx):
     for data_code, k in ((SMALL, 2), (RARE, 5), (THREE, 4)):
@@ -339,7 +312,7 @@ def raw_rows(sub, ctx):
 def no_validation_row_in_fit(sub, ctx):
     for data_code, k in ((SMALL, 2), (SMALL, 4), (RARE, 5), (THREE, 4)):
         record, shown, where = run_once(sub, data_code, k, show="[(sorted(m['fit']), sorted(m['score'])) for m in log]")
-        _, y = build(data_code)
+        y = inputs_from_code(data_code, "y")
         folds_of(record, len(y), k, where, shown)
 
 
@@ -370,20 +343,25 @@ def scores_in_fold_order(sub, ctx):
 
 def check_stratified(folds, y, k, where, shown):
     classes, codes, counts = np.unique(y, return_inverse=True, return_counts=True)
-    for i, fold in enumerate(folds):
-        got = np.bincount(codes[sorted(fold)], minlength=len(classes))
-        for c, (n_c, g) in enumerate(zip(counts, got)):
-            lo, hi = n_c // k, -(-n_c // k)
-            if not lo <= g <= hi:
-                name = classes[c].item()
-                hint = (" A plain shuffled split leaves folds without the rare class: shuffle and deal each class's rows over the folds"
-                        " separately (or stable-sort a permutation by class and deal position r to fold r % k)." if g == 0 else
-                        " Deal each class's shuffled rows round-robin (fold = position % k), or split them with np.array_split into k parts;"
-                        " chunks of ceil(n_c / k) leave the last folds short.")
-                want = f"{lo} row{'s' if lo != 1 else ''}" if lo == hi else f"{lo} or {hi} rows"
-                fail(f"{where}: fold {i} (model {i}'s validation rows) holds {g} row{'s' if g != 1 else ''} of class {name!r}, which has {n_c}"
-                     f" rows: every fold holds floor or ceil of {n_c} / {k}, {want}.{hint}", failing_input=shown,
-                     what="rows of each class per fold", got="outside floor(n_c / k) .. ceil(n_c / k)", first_index="")
+    per_fold = np.array([np.bincount(codes[sorted(fold)], minlength=len(classes)) for fold in folds])  # (fold, class) counts
+    for i, c in zip(*np.nonzero((per_fold < counts // k) | (per_fold > -(-counts // k)))):
+        n_c, g, lo, hi = counts[c], per_fold[i, c], counts[c] // k, -(-counts[c] // k)
+        fail(f"{where}: fold {i} (model {i}'s validation rows) holds {plural(g, 'row')} of class {classes[c].item()!r}, which has {n_c} rows: every"
+             f" fold holds floor or ceil of {n_c} / {k}, {plural(lo, 'row') if lo == hi else f'{lo} or {hi} rows'}. {stratify_hint(per_fold, counts, c, k)}",
+             failing_input=shown, what="rows of each class per fold", got="outside floor(n_c / k) .. ceil(n_c / k)", first_index="")
+
+
+def stratify_hint(per_fold, counts, c, k):
+    """What the per-class counts of the folds show: chunks of ceil(n_c / k), or folds of the right sizes that ignore the classes."""
+    size = -(-counts[c] // k)
+    if per_fold[:, c].tolist() == [min(size, max(0, counts[c] - f * size)) for f in range(k)]:
+        return (f"Its rows were cut into chunks of ceil({counts[c]} / {k}) = {size}, which leaves the last folds short: deal each class's shuffled rows"
+                " round-robin (fold = position % k), or split them with np.array_split into k parts.")
+    totals, n = per_fold.sum(1), counts.sum()
+    if ((n // k <= totals) & (totals <= -(-n // k))).all():
+        return ("The folds have the right sizes but not per class, as a split that ignores the classes leaves them: shuffle and deal each class's rows"
+                " over the folds separately (or stable-sort a permutation by class and deal position r to fold r % k).")
+    return "Deal each class's shuffled rows over the folds round-robin (fold = position % k), or split them with np.array_split into k parts."
 
 
 @check("stratified: every fold holds floor or ceil of n_c / k rows of each class")
@@ -392,7 +370,7 @@ def stratified(sub, ctx):
     # ten positives with probability about 1%), so that its failure does not depend on how it shuffles.
     for data_code, k in ((RARE, 5), (RARE, 3), (THREE, 4), (WORDS, 3), (SMALL, 2), (EXACTLY_K, 3)):
         record, shown, where = run_once(sub, data_code, k, show="[np.unique(y[m['score']], return_counts=True) for m in log]")
-        _, y = build(data_code)
+        y = inputs_from_code(data_code, "y")
         check_stratified(folds_of(record, len(y), k, where, shown), y, k, where, shown)
 
 
@@ -438,9 +416,19 @@ def seed_shuffles(sub, ctx):
         single_run_checks(record, RARE, k, seed, where)
     first, second = (fold_lists(r) for r in records)
     if first == second:
-        fail(f"{where}: seed = 0 and seed = 1 made the same folds: shuffle each class's rows with np.random.default_rng(seed) before"
-             " dealing them out (unshuffled folds follow the rows' stored order, often sorted by time or class)",
+        fail(f"{where}: seed = 0 and seed = 1 made the same folds: {unshuffled_hint(first, inputs_from_code(RARE, 'y'), k)}",
              failing_input=shown, what="folds of seeds 0 and 1", got="equal", first_index="")
+
+
+def unshuffled_hint(folds, y, k):
+    """Whether each class's rows, in their stored order, were dealt in that order (round-robin, or in runs): folds never shuffled."""
+    fold_of = {row: i for i, fold in enumerate(folds) for row in fold}
+    dealt = [[fold_of.get(row, -1) for row in np.flatnonzero(y == c)] for c in np.unique(y)]
+    if all(f == sorted(f) or all((b - a) % k == 1 for a, b in zip(f, f[1:])) for f in dealt):
+        return ("each class's rows went to the folds in their stored order, so the folds were never shuffled: shuffle each class's rows with"
+                " np.random.default_rng(seed) before dealing them out (unshuffled folds follow the rows' stored order, often sorted by time or class)")
+    return ("the folds do not depend on seed: draw the shuffle from np.random.default_rng(seed), the generator seeded by the argument (not one"
+            " with a fixed seed of your own)")
 
 
 @check("changing a fold's validation rows changes nothing its model learns")
@@ -462,47 +450,41 @@ def validation_rows_invisible(sub, ctx):
                 fail(f"{where}: model {fold}'s validation rows differ between the two calls, though only X's values changed: the folds must"
                      " depend on y, k and seed alone", failing_input=shown, what=f"validation rows of model {fold}", got="changed", first_index="")
             for name, b, a in zip(("the scaler's mean", "the scaler's std"), before["learned"][0], after["learned"][0]):
-                try:
+                with on_input(shown):
                     assert_close(a, b, what=f"{name} model {fold} learned", scenario=where, rtol=STATE_RTOL, atol=0.0,
                                  hint="The values of its validation rows reached its fit: fit the model on X[train] as it is, nothing"
                                       " computed from the other rows (a global scaler, a model fitted on all of X).")
-                except CheckFailed as failure:
-                    failure.failing_input = shown
-                    raise
 
 
 def expect_value_error(sub, data_code, k, why):
-    outcome = sub.run(outcome_of, data_code, k, 0)
-    raised = outcome.get("raised") if isinstance(outcome, dict) else None
-    if raised == "ValueError":
-        return
-    where = f"{describe(data_code, k)} ({why})"
-    if raised:
-        fail(f"{where}: expected ValueError, but it raised {raised}: {outcome.get('message')}", what=why, got=raised, first_index="")
-    fail(f"{where}: expected ValueError, but it returned {str(outcome.get('result'))[:80]}; check k >= 2 and that every class has at least k"
-         " rows before splitting, and raise ValueError saying which", what=why, got="no exception", first_index="")
+    expect_raises(sub.run(outcome_of, data_code, k, 0), what=f"{describe(data_code, k)} ({why})", shown=lambda result: str(result)[:80],
+                  returned_hint="check k >= 2 and that every class has at least k rows before splitting, and raise ValueError saying which")
 
 
-@check("ValueError for k < 2 or a class with fewer than k rows")
+@check("ValueError for k < 2 or a class with fewer than k rows",
+       edge="`ValueError` when `k < 2` or when some class has fewer than `k` rows (a fold would get none of it).")
 def invalid_k(sub, ctx):
     expect_value_error(sub, SMALL, 1, "k = 1")
     expect_value_error(sub, SMALL, 0, "k = 0")
     expect_value_error(sub, SMALL, 5, "each class has 4 rows, k = 5")
     expect_value_error(sub, RARE, 11, "10 positives, k = 11")
-    outcome = sub.run(outcome_of, EXACTLY_K, 3, 0)
-    if not isinstance(outcome, dict) or outcome.get("raised"):
-        raised = outcome.get("raised") if isinstance(outcome, dict) else None
-        fail(f"{describe(EXACTLY_K, 3)}: a class of exactly k rows is allowed (one row in each fold), but it raised {raised}:"
-             f" {outcome.get('message') if isinstance(outcome, dict) else outcome}; raise only when a class has fewer than k rows",
-             failing_input=Call.code(run_code(EXACTLY_K, 3, 0, "scores")), what="a class of exactly k rows", got=str(raised), first_index="")
+    got = sub.run(outcome_of, EXACTLY_K, 3, 0)
+    if got["raised"]:
+        fail(f"{describe(EXACTLY_K, 3)}: a class of exactly k rows is allowed (one row in each fold), but it raised {got['raised']}: {got['message']};"
+             " raise only when a class has fewer than k rows", failing_input=Call.code(run_code(EXACTLY_K, 3, 0, "scores")), what="a class of exactly k rows",
+             got=got["raised"], first_index="")
 
 
 @check("X and y unchanged")
 def inputs_kept(sub, ctx):
-    for data_code, k in ((SMALL, 2), (RARE, 5)):
+    for data_code, k in ((SMALL, 2), (RARE, 5), (THREE, 4), (WORDS, 3), (EXACTLY_K, 3)):
         record, _, where = run_once(sub, data_code, k)
-        for name in ("X", "y"):
-            if record[f"{name}_changed"]:
-                fail(f"{where}: cross_val_score changed {name} in place; the caller's arrays must stay as they were: index them with the fold's"
-                     " row numbers (X[train]) instead of shuffling or scaling them in place",
-                     failing_input=Call.code(run_code(data_code, k, 0, f"{name}  # changed by cross_val_score")), what=name, got="changed", first_index="")
+        shown = Call.code(run_code(data_code, k, 0, f"{', '.join(record['changed'])}  # changed by cross_val_score"))
+        fail_if_changed(record["changed"], who="cross_val_score", where=where, failing_input=shown, fix=unchanged_fix(record))
+
+
+def unchanged_fix(record):
+    """The remedy for inputs changed in place, by what the change shows: the same rows in another order (a shuffle), or new values."""
+    if record["changed"] and set(record["changed"]) <= set(record["reordered"]):
+        return "shuffle an index array and index X and y with the folds' row numbers (X[train]), not the arrays themselves: they now hold their rows in another order"
+    return "index X and y with the folds' row numbers (X[train]) and write into neither: scale, convert or relabel copies (inside the model, for X)"

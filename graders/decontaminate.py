@@ -1,33 +1,20 @@
 """Checks for `decontaminate`: drop the documents that share a normalised word n-gram with a benchmark.
 
-Expected results come from a brute force here, read straight from the contract and sharing nothing
-with the reference: each text's words are text.lower().split(), and a document is contaminated when
-some run of n consecutive words of it equals some run of n consecutive words of some benchmark,
-compared window by window (no sets, no joined strings). The learner's result must be exactly the
-kept documents, in input order, duplicates kept (a list or a tuple of the docs' own strings), and
-the inputs must come back unchanged.
-
-A failure names the first document whose fate is wrong and why: the n-gram it shares with which
-benchmark (a doc that had to go), or its words after normalisation (a doc that had to stay). Hints
-follow the evidence: the learner's result is compared with what each known mistake gives on the same
-input (no normalisation, case kept, split(" "), ASCII-only whitespace, punctuation stripped,
-character n-grams, n-grams of n - 1 words, the last n-gram skipped, a short text taken as one
-n-gram, only the first benchmark, deduplicated or sorted output, substring matching across word
-boundaries), computed here, and the one it equals is named. Random corpora are shrunk by Hypothesis
-to a small failing one.
+Expected results come from a brute force here that shares nothing with the reference: every window of n
+words (text.lower().split()) of each doc against every window of each benchmark, no sets, no joined
+strings. A failure names the first doc whose fate is wrong and why (the n-gram it shares with which
+benchmark, or its words); a wrong result is compared with what each known mistake gives on the same input.
 """
 
 import re
 from collections import Counter
 
-from mlprep.grading import Call, Opaque, check, fail, inputs_unchanged, scenario, shrink_on_failure
+from mlprep.grading import Call, Opaque, check, expect_raises, fail, inputs_unchanged, mistake_hint, plural, raised_by, shrink_on_failure
 
 DEFAULT_N = 13
 
 
-# ---------------------------------------------------------------------------------------------
 # The contract, by brute force, and the known mistakes (judge side)
-# ---------------------------------------------------------------------------------------------
 def words(text):
     return text.lower().split()
 
@@ -79,6 +66,9 @@ def mistaken(docs, benchmarks, n, mistake):
     if mistake == "substring":
         texts = [" ".join(words(b)) for b in benches]
         kept = [d for d in docs if not any(" ".join(g) in t for g in _grams(d, n, None) for t in texts)]
+    elif mistake == "substring_in_doc":
+        grams = {" ".join(g) for b in benches for g in _grams(b, n, None)}
+        kept = [d for d in docs if not any(g in " ".join(words(d)) for g in grams)]
     else:
         banned = set().union(*(_grams(b, n, mistake) for b in benches)) if benches else set()
         kept = [d for d in docs if banned.isdisjoint(_grams(d, n, mistake))]
@@ -101,23 +91,17 @@ MISTAKES = {
     "dedup": "drops duplicate docs: every copy of a clean doc is kept",
     "sorted": "sorts the result: the kept docs come back in input order",
     "substring": "tests whether the doc's n-gram, joined with spaces, occurs in the benchmark's text: that also matches inside words ('he cat' in 'the cat')",
+    "substring_in_doc": "tests whether a benchmark's n-gram, joined with spaces, occurs in the doc's words joined with spaces: that also matches inside"
+                        " words ('he cat sat' in 'the cat sat')",
 }
 
 
 def likely_mistake(got, docs, benchmarks, n, want):
-    found = []
-    for key, text in MISTAKES.items():
-        alt = mistaken(docs, benchmarks, n, key)
-        if alt != want and list(got) == alt:
-            found.append(text)
-    if len(found) == 1:
-        return f"Your result matches code that {found[0]}."
-    return f"Your result matches code that {found[0]}; or code that {found[1]}." if len(found) == 2 else ""
+    mistakes = [(text, lambda key=key: mistaken(docs, benchmarks, n, key)) for key, text in MISTAKES.items()]
+    return mistake_hint(list(got), mistakes, want=want, say="Your result matches code that {}.", two="Your result matches code that {}; or code that {}.")
 
 
-# ---------------------------------------------------------------------------------------------
 # Judging one call
-# ---------------------------------------------------------------------------------------------
 def _short(text, limit=70):
     return repr(text) if len(text) <= limit else repr(text[:limit]) + "…"
 
@@ -128,8 +112,7 @@ def _word_list(text, limit=16):
 
 
 def describe(docs, benchmarks, n):
-    count = lambda k, one: f"{k} {one}" + ("" if k == 1 else "s")  # noqa: E731
-    return f"{count(len(docs), 'doc')}, {count(len(benchmarks), 'benchmark')}, n = {n if n is not None else f'{DEFAULT_N} (the default)'}"
+    return f"{plural(len(docs), 'doc')}, {plural(len(benchmarks), 'benchmark')}, n = {n if n is not None else f'{DEFAULT_N} (the default)'}"
 
 
 def why_wrong(got, docs, benchmarks, n, want):
@@ -141,8 +124,9 @@ def why_wrong(got, docs, benchmarks, n, want):
         return f"expected a list of the kept docs (strings), got {what}", "a list of str", what
     strangers = [x for x in got if x not in docs]
     if strangers:
+        normalised = any(strangers[0].lower().split() == words(doc) for doc in docs)  # a doc with its case or whitespace changed
         return (f"the result holds {_short(strangers[0])}, which is not one of the docs: return the kept docs themselves, unchanged"
-                " (normalise only to compare)"), "the docs' own strings", _short(strangers[0])
+                + (" (normalise only to compare)" if normalised else "")), "the docs' own strings", _short(strangers[0])
     got_count, want_count = Counter(got), Counter(want)
     for i, doc in enumerate(docs):
         if got_count[doc] == want_count[doc]:
@@ -167,28 +151,17 @@ def why_wrong(got, docs, benchmarks, n, want):
 
 def judge(sub, docs, benchmarks, n=None, what=""):
     scenario_text = describe(docs, benchmarks, n) + what
-    args = (docs, benchmarks) if n is None else (docs, benchmarks, n)
-    got = inputs_unchanged(sub, "decontaminate", *args, scenario=scenario_text)
-    want = brute_force(docs, benchmarks, DEFAULT_N if n is None else n)
+    got = inputs_unchanged(sub, "decontaminate", docs, benchmarks, *([] if n is None else [n]), scenario=scenario_text)
+    size = DEFAULT_N if n is None else n
+    want = brute_force(docs, benchmarks, size)
     if isinstance(got, (list, tuple)) and list(got) == want:
         return
-    message, expected, got_text = why_wrong(got, docs, benchmarks, DEFAULT_N if n is None else n, want)
-    explain = (lambda: likely_mistake(got, docs, benchmarks, DEFAULT_N if n is None else n, want)) if isinstance(got, (list, tuple)) else None
+    message, expected, got_text = why_wrong(got, docs, benchmarks, size, want)
+    explain = (lambda: likely_mistake(got, docs, benchmarks, size, want)) if isinstance(got, (list, tuple)) else None
     fail(f"decontaminate() ({scenario_text}): {message}.", explain=explain, what="the kept docs", expected=expected, got=got_text, first_index="")
 
 
-@scenario(repro=lambda interface, docs, benchmarks, n: Call.code(f"decontaminate({docs!r}, {benchmarks!r}, {n!r})  # expected: ValueError"))
-def call_raising(module, docs, benchmarks, n):
-    try:
-        result = module.decontaminate(docs, benchmarks, n)
-    except Exception as exc:  # named for the judge, so its message can say what was raised instead
-        return {"raised": type(exc).__name__, "message": str(exc)[:200]}
-    return {"raised": None, "result": repr(result)[:200]}
-
-
-# ---------------------------------------------------------------------------------------------
 # Random corpora: spans of benchmarks pasted into docs with their case and spacing changed
-# ---------------------------------------------------------------------------------------------
 VOCAB = ["the", "cat", "sat", "on", "a", "mat", "x", "=", "2+2?", "answer:", "4.", "is"]
 SEPARATORS = [" ", " ", " ", "  ", "\t", "\n", " \r\n", "\u00a0"]
 
@@ -226,9 +199,7 @@ def small_corpora():
     return st.tuples(st.lists(text, max_size=4), st.lists(text, max_size=3), st.integers(1, 3))
 
 
-# ---------------------------------------------------------------------------------------------
 # Checks
-# ---------------------------------------------------------------------------------------------
 @check("a doc sharing an n-gram with a benchmark is removed; the others are kept, in input order")
 def removes_overlap(sub, ctx):
     judge(sub, ["the cat sat on the mat", "a dog ran"], ["he said the cat sat down"], 3)
@@ -264,6 +235,7 @@ def punctuation_kept(sub, ctx):
 def word_ngrams(sub, ctx):
     judge(sub, ["he cat sat", "concatenate", "the cat sat", "a cat sat"], ["the cat sat on"], 3)
     judge(sub, ["a bc d", "ab c d"], ["ab cd"], 2)
+    judge(sub, ["the cat sat on", "he cat sat", "a cat sat"], ["he cat sat"], 3, what=", a benchmark's n-gram inside a doc's words")
 
 
 @check("a text of fewer than n words has no n-gram; exactly n words has one")
@@ -310,11 +282,9 @@ def random_corpora(sub, ctx):
             judge(sub, docs, benchmarks, n, what=", random")
 
 
-@check("n < 1 raises ValueError")
+@check("n < 1 raises ValueError", edge="`n < 1` raises `ValueError`.")
 def invalid_n(sub, ctx):
     for n in (0, -1):
-        got = sub.run(call_raising, ["a b"], ["a b"], n)
-        if got.get("raised") != "ValueError":
-            did = f"raised {got['raised']}: {got.get('message')}" if got.get("raised") else f"returned {got.get('result')}"
-            fail(f"decontaminate(['a b'], ['a b'], {n}): expected ValueError (an n-gram has at least one word), but it {did}.",
-                 what="the exception", expected="ValueError", got=str(got.get("raised")), first_index="")
+        expect_raises(sub.run(raised_by, "decontaminate", ["a b"], ["a b"], n), what=f"decontaminate(['a b'], ['a b'], {n})", exact=True,
+                      raised_hint="an n-gram has at least one word", returned_hint="an n-gram has at least one word", shown=lambda result: repr(result)[:200],
+                      failing_input=Call("decontaminate", ["a b"], ["a b"], n, note="expected: ValueError"))

@@ -1,25 +1,10 @@
 """Checks for `gae-ppo`: generalised advantage estimation and PPO's clipped surrogate loss, in torch.
 
-Expected values are computed here in float64 Python floats from the inputs' values, never by the
-reference: the advantages by the GAE recursion read straight from the contract (done_t: the
-episode ended with step t, so A_t uses no value or advantage after t), the two limits by their own
-definitions (lam = 0: the TD error; lam = 1: the discounted return to the episode's end, plus
-gamma^k last_value when the rollout cuts the episode off, minus the value), and the loss by
--mean(min(r adv, clamp(r, 1 - clip, 1 + clip) adv)) with r = exp(logp_new - logp_old) per sample. Its
-gradient with respect to logp_new is known in closed form: -r adv / N where the clip does not bind, 0
-where it does (adv > 0 and r > 1 + clip, adv < 0 and r < 1 - clip); ratios stay at least 1e-3 (in
-log) away from 1 +- clip, where the surrogate has a kink. float64 values are graded within 1e-10
-relative and 1e-10 absolute, float32 ones within 1e-5 relative and 5e-5 absolute (a float32
-recursion or matrix product over a long episode rounds at every step: measured up to 1e-5 at T = 1,000).
-
-No bootstrap across a done is also shown by behaviour: changing every reward and value after the
-episode's last step, and last_value, must leave that episode's advantages exactly as they were.
-
-Hints follow the evidence: a wrong result is compared with what each known mistake gives on the same
-inputs (bootstrapping through the done, the recursion crossing it, the flag read at the next step as
-CleanRL stores it, the reward masked, last_value dropped, lam without gamma, returns instead of
-advantages; the loss's sign, max for min, the product or the log-ratio clipped, a sum, normalised
-advantages, the ratio inverted), and a non-finite loss at log-probabilities of -800 with the ratio of probabilities.
+Expected values are computed here from the inputs' values, in float64, never by the reference: the GAE
+recursion read straight from the contract and its two limits by their own definitions (lam = 0: the TD
+errors; lam = 1: the discounted return to the episode's end, minus the value), the loss, and its gradient
+with respect to logp_new in closed form (-r adv / N where the clip does not bind, 0 where it does).
+A wrong result is compared with what each known mistake gives on the same inputs.
 """
 
 import math
@@ -27,17 +12,16 @@ import math
 import numpy as np
 import torch
 
-from mlprep.grading import (Call, CheckFailed, as_float, assert_close, assert_keeps_precision, assert_returns_like, assert_shape, check, fail,
-                            gradcheck_float64, inputs_unchanged, invariance_probe, literal, on_input, scenario, shrink_on_failure)
+from mlprep.grading import (Call, as_float, assert_close, assert_keeps_precision, assert_returns_like, assert_shape, check, dtype_name, explained, fail,
+                            gradcheck_float64, grid, inputs_unchanged, invariance_probe, lists_of, literal, mistake_hint, on_input, scenario,
+                            shrink_on_failure, sized)
 
 DEVICES = ("cpu", "cuda")
 TOL = {torch.float64: (1e-10, 1e-10), torch.float32: (1e-5, 5e-5)}
 GRAD_ATOL = 1e-12  # a gradient that must be zero where the clip binds
 
 
-# ---------------------------------------------------------------------------------------------
 # GAE: the contract's recursion and the known mistakes (judge side, Python floats)
-# ---------------------------------------------------------------------------------------------
 def _floats(t):
     return [float(x) for x in t.detach().cpu().double().reshape(-1).tolist()]
 
@@ -77,13 +61,10 @@ GAE_MISTAKES = {
 
 
 def likely_gae_mistake(got, args):
-    want = gae_variant(*args)
-    found = []
-    for key, text in GAE_MISTAKES.items():
-        alt = gae_variant(*args, mistake=key)
-        if not np.allclose(alt, want, rtol=1e-9, atol=1e-9) and np.allclose(got, alt, rtol=1e-6, atol=1e-6):
-            found.append(text)
-    return f"Your advantages match code that {found[0]}." if len(found) == 1 else ""
+    if not all(map(math.isfinite, got)):
+        return ""
+    mistakes = [(text, lambda key=key: gae_variant(*args, mistake=key)) for key, text in GAE_MISTAKES.items()]
+    return mistake_hint(got, mistakes, want=gae_variant(*args), rtol=1e-6, atol=1e-6, apart=(1e-9, 1e-9), say="Your advantages match code that {}.")
 
 
 def td_errors(rewards, values, dones, last_value, gamma):
@@ -107,9 +88,7 @@ def mc_advantages(rewards, values, dones, last_value, gamma):
     return out
 
 
-# ---------------------------------------------------------------------------------------------
 # GAE: inputs and judging one call
-# ---------------------------------------------------------------------------------------------
 def rollout(rewards, values, dones, dtype=torch.float64, done_dtype=torch.bool):
     return torch.tensor(rewards, dtype=dtype), torch.tensor(values, dtype=dtype), torch.tensor(dones).to(done_dtype)
 
@@ -124,57 +103,34 @@ def random_rollout(rng, T, done_rate, dtype=torch.float64, done_dtype=torch.bool
     return rewards, values, torch.from_numpy(rng.random(T) < done_rate).to(done_dtype)
 
 
-def _dtype(t):
-    return str(t.dtype).removeprefix("torch.")
-
-
 def describe_rollout(rewards, dones, last_value, gamma, lam, device):
     ended = [i for i, x in enumerate(_floats(dones)) if x]
     at = (f"dones True at {ended}" if len(ended) <= 6 else f"{len(ended)} dones") if ended else "no done"
     lv = f"last_value = {float(last_value):g} ({'0-d tensor' if isinstance(last_value, torch.Tensor) else 'float'})"
-    return f"T = {rewards.numel()}, {_dtype(rewards)}, dones {_dtype(dones)}, {at}, {lv}, gamma = {gamma:g}, lam = {lam:g}, {device}"
-
-
-def call_gae(sub, rewards, values, dones, last_value, gamma, lam, scenario):
-    got = inputs_unchanged(sub, "gae", rewards, values, dones, last_value, gamma, lam, scenario=scenario)
-    assert_returns_like(got, values, what="gae()'s advantages", scenario=scenario, device=sub.device)
-    assert_shape(got, tuple(values.shape), what="gae()'s advantages", scenario=scenario)
-    assert_keeps_precision(got, values.dtype, what="gae()'s advantages", scenario=scenario)
-    return got
+    return f"T = {rewards.numel()}, {dtype_name(rewards.dtype)}, dones {dtype_name(dones.dtype)}, {at}, {lv}, gamma = {gamma:g}, lam = {lam:g}, {device}"
 
 
 def judge_gae(sub, rewards, values, dones, last_value, gamma, lam, want=None, what="gae()'s advantages", extra=""):
     scenario = describe_rollout(rewards, dones, last_value, gamma, lam, sub.device) + extra
-    got = call_gae(sub, rewards, values, dones, last_value, gamma, lam, scenario)
+    got = inputs_unchanged(sub, "gae", rewards, values, dones, last_value, gamma, lam, scenario=scenario)
+    assert_returns_like(got, values, what="gae()'s advantages", scenario=scenario, device=sub.device)
+    assert_shape(got, tuple(values.shape), what="gae()'s advantages", scenario=scenario)
+    assert_keeps_precision(got, values.dtype, what="gae()'s advantages", scenario=scenario)
     args = (_floats(rewards), _floats(values), [bool(x) for x in _floats(dones)], float(last_value), gamma, lam)
-    want = gae_variant(*args) if want is None else want
     rtol, atol = TOL[values.dtype]
-    try:
-        assert_close(got, torch.tensor(want, dtype=torch.float64), what=what, scenario=scenario, rtol=rtol, atol=atol)
-    except CheckFailed as failure:
-        values_got = _floats(got)
-        failure.explain = lambda: likely_gae_mistake(values_got, args) if all(map(math.isfinite, values_got)) else ""
-        raise
-    return got
+    with explained(lambda: likely_gae_mistake(_floats(got), args)):
+        assert_close(got, torch.tensor(gae_variant(*args) if want is None else want, dtype=torch.float64), what=what, scenario=scenario, rtol=rtol, atol=atol)
 
 
 def small_rollouts():
     from hypothesis import strategies as st
 
-    half = st.integers(-4, 4).map(lambda i: i / 2)
-    return st.integers(1, 6).flatmap(lambda T: st.tuples(
-        st.lists(half, min_size=T, max_size=T), st.lists(half, min_size=T, max_size=T), st.lists(st.booleans(), min_size=T, max_size=T),
-        half, st.sampled_from([0.5, 0.9, 1.0]), st.sampled_from([0.0, 0.5, 0.95, 1.0])))
+    half = grid(-4, 4, 2)
+    return sized((1, 6), then=lambda T: st.tuples(lists_of(half, T), lists_of(half, T), lists_of(st.booleans(), T), half, st.sampled_from([0.5, 0.9, 1.0]),
+                                                  st.sampled_from([0.0, 0.5, 0.95, 1.0])))
 
 
-def verify_small_rollout(sub, case):
-    rewards, values, dones, last_value, gamma, lam = case
-    judge_gae(sub, *rollout(rewards, values, dones), last_value, gamma, lam)
-
-
-# ---------------------------------------------------------------------------------------------
 # PPO: the loss, its gradient and the known mistakes (judge side, float64)
-# ---------------------------------------------------------------------------------------------
 def _arrays(*tensors):
     return [t.detach().cpu().double().numpy() for t in tensors]
 
@@ -183,6 +139,11 @@ def ppo_variant(logp_new, logp_old, adv, clip, mistake=None):
     new, old, a = _arrays(logp_new, logp_old, adv)
     with np.errstate(all="ignore"):
         r = np.exp(old - new) if mistake == "inverted_ratio" else np.exp(new - old)
+        if mistake == "ratio_of_probabilities":
+            r = np.exp(new) / np.exp(old)
+        elif mistake == "batch_max_shift":
+            top = max(new.max(), old.max())
+            r = np.exp(new - top) / np.exp(old - top)
         if mistake and mistake.startswith("normalised"):
             a = (a - a.mean()) / (a.std(ddof=1 if mistake == "normalised_unbiased" else 0) + 1e-8) if a.size > 1 else a - a.mean()
         clipped = np.clip(r * a, 1 - clip, 1 + clip) if mistake == "clipped_product" else np.clip(r, 1 - clip, 1 + clip) * a
@@ -207,19 +168,20 @@ PPO_MISTAKES = {
 
 
 def likely_ppo_mistake(value, args):
-    want = ppo_variant(*args)
-    found = {text for key, text in PPO_MISTAKES.items()
-             if not math.isclose(ppo_variant(*args, mistake=key), want, rel_tol=1e-9, abs_tol=1e-12)
-             and math.isclose(value, ppo_variant(*args, mistake=key), rel_tol=1e-6, abs_tol=1e-9)}
-    return f"Your loss matches code that {found.pop()}." if len(found) == 1 else ""
+    mistakes = [(text, lambda key=key: ppo_variant(*args, mistake=key)) for key, text in PPO_MISTAKES.items()]
+    return mistake_hint(value, mistakes, want=ppo_variant(*args), rtol=1e-6, atol=1e-9, apart=(1e-9, 1e-12), say="Your loss matches code that {}.")
 
 
-def nonfinite_hint(logp_new, logp_old):
-    new, old = _arrays(logp_new, logp_old)
-    if (np.exp(new) == 0).any() or (np.exp(old) == 0).any():
-        return (f"exp() of these log-probabilities (as low as {min(new.min(), old.min()):g}) underflows to 0, so a ratio of"
-                " probabilities exp(logp_new) / exp(logp_old) is 0 / 0; take the ratio from the difference: r = exp(logp_new - logp_old).")
-    return ""
+def nonfinite_hint(value, args):
+    """A non-finite loss explained only when a ratio of probabilities gives that very value here (0 / 0: NaN)."""
+    new, old = _arrays(*args[:2])
+    low, span = min(new.min(), old.min()), max(new.max(), old.max()) - min(new.min(), old.min())
+    mistakes = {f"A ratio of probabilities exp(logp_new) / exp(logp_old) gives this result: exp() of log-probabilities as low as {low:g} underflows to 0,"
+                " and 0 / 0 is NaN.": lambda: ppo_variant(*args, mistake="ratio_of_probabilities"),
+                "A ratio of probabilities shifted by one max m of the whole batch, exp(logp_new - m) / exp(logp_old - m), gives this result: these"
+                f" log-probabilities span {span:g}, and exp() still underflows to 0 far below m.": lambda: ppo_variant(*args, mistake="batch_max_shift")}
+    return mistake_hint(value, mistakes, want=ppo_variant(*args), equal_nan=True, join=" ",
+                        say="{} Take the ratio from the difference of each sample's own log-probabilities: r = exp(logp_new - logp_old).")
 
 
 def expected_grad(logp_new, logp_old, adv, clip):
@@ -247,12 +209,12 @@ def random_batch(rng, N, clip, dtype=torch.float64, offset=-1.5):
     return batch(log_r.tolist(), old.tolist(), adv.tolist(), dtype)
 
 
-def describe_batch(logp_new, adv, clip, device, extra=""):
-    return f"N = {logp_new.numel()}, {_dtype(logp_new)}, clip = {clip:g}{extra}, {device}"
+def describe_batch(logp_new, clip, device, extra=""):
+    return f"N = {logp_new.numel()}, {dtype_name(logp_new.dtype)}, clip = {clip:g}{extra}, {device}"
 
 
 def judge_loss(sub, logp_new, logp_old, adv, clip, extra=""):
-    scenario = describe_batch(logp_new, adv, clip, sub.device, extra)
+    scenario = describe_batch(logp_new, clip, sub.device, extra)
     got = inputs_unchanged(sub, "ppo_clip_loss", logp_new, logp_old, adv, clip, scenario=scenario)
     assert_returns_like(got, logp_new, what="ppo_clip_loss()'s result", scenario=scenario, device=sub.device)
     if tuple(got.shape) != ():
@@ -261,12 +223,8 @@ def judge_loss(sub, logp_new, logp_old, adv, clip, extra=""):
     value = as_float(got, what="ppo_clip_loss()'s result", scenario=scenario)
     args = (logp_new, logp_old, adv, clip)
     rtol, atol = TOL[logp_new.dtype]
-    try:
+    with explained(lambda: likely_ppo_mistake(value, args) if math.isfinite(value) else nonfinite_hint(value, args)):
         assert_close(value, ppo_variant(*args), what="ppo_clip_loss()'s result", scenario=scenario, rtol=rtol, atol=atol)
-    except CheckFailed as failure:
-        failure.explain = (lambda: likely_ppo_mistake(value, args)) if math.isfinite(value) else (lambda: nonfinite_hint(logp_new, logp_old))
-        raise
-    return value
 
 
 def _grads_repro(interface, logp_new, logp_old, adv, clip, track_all):
@@ -285,10 +243,9 @@ def loss_grads(module, logp_new, logp_old, adv, clip, track_all=False):
     inputs = [logp_new.clone().requires_grad_(True), logp_old.clone().requires_grad_(track_all), adv.clone().requires_grad_(track_all)]
     loss = module.ppo_clip_loss(*inputs, clip)
     if not isinstance(loss, torch.Tensor) or not loss.requires_grad:
-        return {"loss": loss if not isinstance(loss, torch.Tensor) else loss.detach(), "connected": False}
-    tracked = [x for x in inputs if x.requires_grad]
-    grads = torch.autograd.grad(loss.sum(), tracked, allow_unused=True)
-    return {"loss": loss.detach(), "connected": True, "grads": [None if g is None else g.detach() for g in grads]}
+        return {"connected": False}
+    grads = torch.autograd.grad(loss.sum(), [x for x in inputs if x.requires_grad], allow_unused=True)
+    return {"connected": True, "grads": [None if g is None else g.detach() for g in grads]}
 
 
 def learner_grads(sub, logp_new, logp_old, adv, clip, scenario, track_all=False):
@@ -299,19 +256,22 @@ def learner_grads(sub, logp_new, logp_old, adv, clip, scenario, track_all=False)
     return got["grads"]
 
 
+def logp_new_grad(sub, logp_new, logp_old, adv, clip, scenario):
+    grad = learner_grads(sub, logp_new, logp_old, adv, clip, scenario)[0]
+    if grad is None:
+        fail(f"d(loss)/d(logp_new) of ppo_clip_loss() ({scenario}): no gradient reached logp_new.")
+    return grad
+
+
 def small_batches():
     from hypothesis import strategies as st
 
     ratio = st.sampled_from([-0.5, -0.25, -0.1, 0.0, 0.1, 0.25, 0.5])
-    adv = st.integers(-4, 4).map(lambda i: i / 2)
     old = st.sampled_from([-2.0, -1.0, -0.5])
-    return st.integers(1, 5).flatmap(lambda N: st.tuples(st.lists(ratio, min_size=N, max_size=N), st.lists(old, min_size=N, max_size=N),
-                                                         st.lists(adv, min_size=N, max_size=N)))
+    return sized((1, 5), then=lambda N: st.tuples(lists_of(ratio, N), lists_of(old, N), lists_of(grid(-4, 4, 2), N)))
 
 
-# ---------------------------------------------------------------------------------------------
 # Checks: gae
-# ---------------------------------------------------------------------------------------------
 HAND = [([1.0, 0.5, -1.0], [0.5, 1.0, 0.25], [False, False, False], 2.0),
         ([1.0, 2.0, 0.5, -0.5, 1.5], [0.5, -0.25, 1.0, 0.75, 2.0], [False, True, False, False, True], 3.0),
         ([0.5, 1.0, -1.0, 2.0, 0.25, 1.0], [1.5, 0.5, 0.25, -1.0, 0.5, 1.0], [False, False, True, False, False, False], -2.0)]
@@ -337,11 +297,11 @@ def no_bootstrap_across_done(sub, ctx):
     rewards, values, dones = rollout([1.0, 0.5, 2.0, -1.0, 0.5, 1.0], [0.5, 1.0, 1.5, 4.0, -2.0, 0.75], [False, False, True, False, False, False])
     changed = rollout([1.0, 0.5, 2.0, 3.0, -2.5, 0.25], [0.5, 1.0, 1.5, -8.0, 6.0, 2.5], [False, False, True, False, False, False])
     scenario = describe_rollout(rewards, dones, 1.0, 0.9, 0.95, sub.device) + "; rewards[3:], values[3:] and last_value changed (1.0 -> 5.0)"
+    judge_gae(sub, rewards, values, dones, 1.0, 0.9, 0.95)  # first: what gae returns is a tensor of advantages, so the probe's hint can only be about the done
     invariance_probe(sub, "gae", [rewards, values, dones, 1.0, 0.9, 0.95], [*changed, 5.0, 0.9, 0.95], what="advantages of steps 0..2",
                      scenario=scenario, shape=(6,), graded=lambda out: out[:3],
                      hint="The episode ended with step 2, so A_0..A_2 may use nothing after it: multiply both the bootstrap gamma * V_{t+1} and"
                           " the trace gamma * lam * A_{t+1} by (1 - dones[t])")
-    judge_gae(sub, rewards, values, dones, 1.0, 0.9, 0.95)
     # An episode that ends with the rollout's last step does not use last_value at all.
     r, v, d = rollout([1.0, -0.5, 2.0], [0.25, 0.5, 1.0], [False, False, True])
     invariance_probe(sub, "gae", [r, v, d, 1.0, 0.9, 0.95], [r, v, d, -7.0, 0.9, 0.95], what="advantages", shape=(3,),
@@ -359,13 +319,14 @@ def bootstrap_last_value(sub, ctx):
 @check("matches the GAE recursion on random rollouts (float64, within 1e-10)", devices=DEVICES, uses=("gae",))
 def random_rollouts(sub, ctx):
     rng = ctx.rng(1)
-    with shrink_on_failure(sub, small_rollouts, lambda case: verify_small_rollout(sub, case)):
+    with shrink_on_failure(sub, small_rollouts, lambda case: judge_gae(sub, *rollout(*case[:3]), *case[3:])):
         for T, done_rate, gamma, lam in ((5, 0.3, 0.9, 0.5), (64, 0.1, 0.99, 0.95), (1000, 0.02, 0.99, 0.95), (300, 0.05, 1.0, 0.9)):
             rewards, values, dones = random_rollout(rng, T, done_rate)
             judge_gae(sub, rewards, values, dones, round(float(rng.standard_normal()) * 16) / 16, gamma, lam)
 
 
-@check("dones as bool, int or float 0/1, last_value as a float or a 0-d tensor: the same advantages", devices=DEVICES, uses=("gae",))
+@check("dones as bool, int or float 0/1, last_value as a float or a 0-d tensor: the same advantages", devices=DEVICES, uses=("gae",),
+       edge="`dones`: (T,) tensor of bool, int 0/1 or float 0/1, on the same device.")
 def input_kinds(sub, ctx):
     rewards, values, dones = rollout(*HAND[1][:3])
     for done_dtype in (torch.bool, torch.int64, torch.float64):
@@ -382,9 +343,7 @@ def gae_dtypes(sub, ctx):
         judge_gae(sub, rewards, values, dones, last_value, 0.99, 0.95)
 
 
-# ---------------------------------------------------------------------------------------------
 # Checks: ppo_clip_loss
-# ---------------------------------------------------------------------------------------------
 @check("matches -mean(min(r adv, clamp(r, 1 - clip, 1 + clip) adv)) on small batches", devices=DEVICES, uses=("ppo_clip_loss",))
 def small_losses(sub, ctx):
     cases = [([0.1], [-1.0], [2.0], 0.2), ([0.5, -0.5], [-1.0, -2.0], [1.0, 1.0], 0.2), ([0.5, -0.5, 0.1, -0.1], [-1.0, -0.5, -2.0, -1.5], [-1.5, -1.0, 2.0, 0.5], 0.2),
@@ -397,12 +356,10 @@ def small_losses(sub, ctx):
        uses=("ppo_clip_loss",))
 def loss_to_minimise(sub, ctx):
     logp_new, logp_old, adv = batch([0.0, 0.0, 0.0, 0.0], [-1.0, -0.5, -2.0, -1.5], [2.0, -1.0, 0.5, 1.5])
-    scenario = describe_batch(logp_new, adv, 0.2, sub.device, ", r = 1 everywhere")
+    scenario = describe_batch(logp_new, 0.2, sub.device, ", r = 1 everywhere")
     judge_loss(sub, logp_new, logp_old, adv, 0.2, ", r = 1 everywhere")
     with on_input(_grads_repro(ctx.interface, logp_new, logp_old, adv, 0.2, False)):
-        grad = learner_grads(sub, logp_new, logp_old, adv, 0.2, scenario)[0]
-        if grad is None:
-            fail(f"d(loss)/d(logp_new) of ppo_clip_loss() ({scenario}): no gradient reached logp_new.")
+        grad = logp_new_grad(sub, logp_new, logp_old, adv, 0.2, scenario)
         assert_close(grad, torch.tensor([-0.5, 0.25, -0.125, -0.375], dtype=torch.float64), what="d(loss)/d(logp_new) of ppo_clip_loss()",
                      scenario=scenario, hint="At r = 1 the gradient is -adv / N: a descent step raises logp_new where adv > 0 (good actions)"
                      " and lowers it where adv < 0")
@@ -414,12 +371,10 @@ def clip_gradient(sub, ctx):
     log_r = [0.5, -0.5, 0.1, 0.5, -0.5, -0.1]
     logp_new, logp_old, adv = batch(log_r, [-1.0, -2.0, -0.5, -1.5, -1.0, -3.0], [1.0, -2.0, 1.5, -1.0, 2.0, -0.5])
     want, binds = expected_grad(logp_new, logp_old, adv, 0.2)
-    scenario = describe_batch(logp_new, adv, 0.2, sub.device, ", r = exp(logp_new - logp_old) = e^" + str(log_r))
+    scenario = describe_batch(logp_new, 0.2, sub.device, ", r = exp(logp_new - logp_old) = e^" + str(log_r))
     judge_loss(sub, logp_new, logp_old, adv, 0.2, ", r below, inside and above the clip range, both signs of adv")
     with on_input(_grads_repro(ctx.interface, logp_new, logp_old, adv, 0.2, False)):
-        grad = learner_grads(sub, logp_new, logp_old, adv, 0.2, scenario)[0]
-        if grad is None:
-            fail(f"d(loss)/d(logp_new) of ppo_clip_loss() ({scenario}): no gradient reached logp_new.")
+        grad = logp_new_grad(sub, logp_new, logp_old, adv, 0.2, scenario)
         got = _arrays(grad)[0] if isinstance(grad, torch.Tensor) else None
         if got is not None and got.shape == want.shape:
             for i in np.flatnonzero(binds):
@@ -437,14 +392,16 @@ def tiny_probabilities(sub, ctx):
     for offset in (-800.0, -750.0):
         logp_new, logp_old, adv = batch([0.1, -0.3, 0.5, -0.05], [offset, offset - 0.5, offset + 0.25, offset - 1.0], [1.0, -0.5, 2.0, 1.5])
         judge_loss(sub, logp_new, logp_old, adv, 0.2, f", log-probabilities near {offset:g}")
-    scenario = describe_batch(logp_new, adv, 0.2, sub.device, ", log-probabilities near -750")
+    scenario = describe_batch(logp_new, 0.2, sub.device, ", log-probabilities near -750")
     gradcheck_float64(sub, ctx, "ppo_clip_loss", [logp_new, logp_old, adv, 0.2], [0], scenario=scenario)
+    # One batch from -1 to -800: no shift shared by the batch keeps every exp() away from 0.
+    judge_loss(sub, *batch([0.1, -0.3, 0.5, -0.05], [-1.0, -800.0, -3.0, -750.5], [1.0, -0.5, 2.0, 1.5]), 0.2, ", log-probabilities from -1 to -800 in one batch")
 
 
 @check("no gradient reaches logp_old or adv (they are constants of the surrogate)", devices=DEVICES, uses=("ppo_clip_loss",))
 def constants_detached(sub, ctx):
     logp_new, logp_old, adv = batch([0.1, -0.5, 0.3], [-1.0, -2.0, -0.5], [1.5, -1.0, 0.5])
-    scenario = describe_batch(logp_new, adv, 0.2, sub.device, ", logp_old and adv require grad")
+    scenario = describe_batch(logp_new, 0.2, sub.device, ", logp_old and adv require grad")
     with on_input(_grads_repro(ctx.interface, logp_new, logp_old, adv, 0.2, True)):
         grads = learner_grads(sub, logp_new, logp_old, adv, 0.2, scenario, track_all=True)
         for name, grad in zip(("logp_old", "adv"), grads[1:]):
@@ -464,4 +421,4 @@ def random_losses(sub, ctx):
             judge_loss(sub, *random_batch(rng, N, clip, dtype), clip)
     for N, clip in ((5, 0.2), (40, 0.1)):
         logp_new, logp_old, adv = random_batch(rng, N, clip)
-        gradcheck_float64(sub, ctx, "ppo_clip_loss", [logp_new, logp_old, adv, clip], [0], scenario=describe_batch(logp_new, adv, clip, sub.device))
+        gradcheck_float64(sub, ctx, "ppo_clip_loss", [logp_new, logp_old, adv, clip], [0], scenario=describe_batch(logp_new, clip, sub.device))

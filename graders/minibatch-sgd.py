@@ -1,29 +1,16 @@
 """Checks for `minibatch-sgd`: mini-batch SGD graded by what grad_fn receives and by the stop rule.
 
-grad_fn is the grader's: `sgd_run` (in the sandbox) builds the data from a few lines of code (the
-ones the failing input shows), with the row id in column 0, and passes a recording least-squares
-gradient, X_b.T @ (X_b @ w - y_b) / len(batch), that notes for every call the row ids of the batch,
-the w it was given and the gradient it returned. The judge then reads the learner's own run:
-
-- every epoch is ceil(N / batch_size) calls whose batches are consecutive slices of batch_size rows
-  (the last one N mod batch_size rows) that together hold every row exactly once;
-- consecutive epochs come in different orders (N >= 20 rows, so a correct shuffle repeats an order
-  with probability below 1e-18);
-- each call moves w by exactly -lr times the gradient it returned (relative 1e-6 on the step), the
-  first call gets w0, and sgd returns the w after the last step;
-- the stop rule on the learner's own epochs: ||w_end - w_start|| <= tol * ||w_start|| after an epoch
-  means stop there, and running on means it did not hold (within 1e-9 relative of tol, for
-  another way of computing the norm); without a stop, exactly `epochs` epochs;
-- determinism: the same rng seed gives the same batches whatever the global np.random / random
-  state, and another seed gives another order.
-
-No trajectory is compared with the reference's, except for batch_size = N, where there is nothing
-random left: that run is compared with full-batch gradient descent computed here.
+grad_fn is the grader's: `sgd_run` (in the sandbox) builds the data from a few lines of code (the ones the
+failing input shows), the row id in column 0, and passes a recording least-squares gradient that notes, for
+every call, the row ids of the batch, the w it was given and the gradient it returned. The judge reads the
+learner's own run: the batches of every epoch, each step against -lr times the gradient returned, and the
+stop rule on the learner's own epochs. No trajectory is compared with the reference's; batch_size = N, where
+nothing random is left, is compared with full-batch gradient descent computed here.
 """
 
 import numpy as np
 
-from mlprep.grading import Call, assert_close, check, fail, inputs_from_code, on_input, scenario
+from mlprep.grading import Call, InPlace, assert_close, check, fail, fail_if_changed, inputs_from_code, listed, on_input, plural, scenario
 
 STEP_RTOL = 1e-6  # a step w_next - w against -lr * g, relative (plus rounding of w itself)
 STOP_BAND = 1e-9  # ratios this close to tol may fall either way
@@ -32,17 +19,11 @@ SCALE = 2.0**20
 SETTINGS_ORDER = ("lr", "batch_size", "epochs", "tol")
 
 
-# ---------------------------------------------------------------------------------------------
 # Scenarios (run in the sandbox) and their rendering
-# ---------------------------------------------------------------------------------------------
-def build(data_code):
-    return inputs_from_code(data_code, "data", "w0")
-
-
 def record_run(module, data, w0, settings, rng):
     """One sgd run with a recording least-squares grad_fn: the row ids, w and gradient of every call,
     what sgd returned, and whether it changed data or w0."""
-    data_before, w0_before = data.copy(), w0.copy()
+    before = InPlace(data=data, w0=w0)
     limit = settings["epochs"] * len(data) + 10
     ids, ws, gs = [], [], []
 
@@ -62,8 +43,8 @@ def record_run(module, data, w0, settings, rng):
         return g
 
     final = module.sgd(grad_fn, w0, data, settings["lr"], settings["batch_size"], settings["epochs"], settings["tol"], rng)
-    return {"ids": ids, "w": ws, "g": gs, "final": final.copy() if isinstance(final, np.ndarray) else final,
-            "data_changed": not np.array_equal(data, data_before), "w0_changed": not np.array_equal(w0, w0_before)}
+    return {"ids": ids, "w": ws, "g": gs, "final": final.copy() if isinstance(final, np.ndarray) else final, "changed": before.changed(),
+            "reordered": before.reordered()}
 
 
 GRAD_FN_CODE = [
@@ -86,7 +67,7 @@ def run_code(data_code, settings, seed, show):
 @scenario(repro=lambda interface, data_code, settings, seed, show="[ids for ids, _ in calls]": Call.code(run_code(data_code, settings, seed, show)))
 def sgd_run(module, data_code, settings, seed, show="[ids for ids, _ in calls]"):
     """Scenario: one run on the data built by data_code, rng = np.random.default_rng(seed)."""
-    data, w0 = build(data_code)
+    data, w0 = inputs_from_code(data_code, "data", "w0")
     return record_run(module, data, w0, settings, np.random.default_rng(seed))
 
 
@@ -111,14 +92,12 @@ def sgd_repeat(module, data_code, settings, runs):
         if global_seed is not None:
             np.random.seed(global_seed)
             random.seed(global_seed)
-        data, w0 = build(data_code)
+        data, w0 = inputs_from_code(data_code, "data", "w0")
         records.append(record_run(module, data, w0, settings, np.random.default_rng(seed)))
     return records
 
 
-# ---------------------------------------------------------------------------------------------
 # Problems: least squares, the row id in column 0
-# ---------------------------------------------------------------------------------------------
 SMALL = ("data = np.array([[0.0, 1.0, 2.0], [1.0, -1.0, -1.5], [2.0, 0.5, 1.0], [3.0, 2.0, 4.5], [4.0, -0.5, -1.0]])"
          "  # row id, x, y\nw0 = np.array([0.5])")
 
@@ -134,13 +113,11 @@ def problem_code(seed, n, w_true, w0, noise=0.0, scale=1.0):
 
 
 def describe(data_code, settings):
-    data, _ = build(data_code)
+    data = inputs_from_code(data_code, "data")
     return f"N = {len(data)}, " + ", ".join(f"{k} = {settings[k]!r}" for k in SETTINGS_ORDER)
 
 
-# ---------------------------------------------------------------------------------------------
 # The judge's side: reading one run
-# ---------------------------------------------------------------------------------------------
 def epoch_sizes(n, batch_size):
     return [batch_size] * (n // batch_size) + ([n % batch_size] if n % batch_size else [])
 
@@ -157,7 +134,7 @@ def check_partition(record, n, settings, what, shown, complete_last=False):
     bs = settings["batch_size"]
     want_sizes = epoch_sizes(n, bs)
     sizes = [len(i) for i in record["ids"]]
-    where = f"{what}: with N = {n} and batch_size = {bs}, each epoch is {len(want_sizes)} calls of {fmt_sizes(want_sizes)} rows"
+    where = f"{what}: with N = {n} and batch_size = {bs}, each epoch is {len(want_sizes)} calls of {listed(want_sizes, 12)} rows"
     if not sizes:
         fail(f"{where}, but grad_fn was never called", failing_input=shown)
     for e, calls in enumerate(epochs_of(record, n, bs)):
@@ -167,31 +144,19 @@ def check_partition(record, n, settings, what, shown, complete_last=False):
         if got != want_sizes:
             hint = ""
             if all(s == bs for s in sizes) and n % bs:
-                hint = (f"Every batch had {bs} rows: the last, partial batch of each epoch (N mod batch_size = {rows_text(n % bs)}) never"
+                hint = (f"Every batch had {bs} rows: the last, partial batch of each epoch (N mod batch_size = {plural(n % bs, 'row')}) never"
                         " reached grad_fn; slice the permutation with range(0, N, batch_size) and keep the short final slice.")
             elif sum(got) == n and len(got) == len(want_sizes):
                 hint = "The batches are consecutive slices of batch_size rows, only the last one shorter (not N split into equal parts)."
-            fail(f"{where}; epoch {e + 1}'s calls got {fmt_sizes(got)} rows. {hint}", failing_input=shown, epoch=e + 1, sizes=got[:20])
+            fail(f"{where}; epoch {e + 1}'s calls got {listed(got, 12)} rows. {hint}", failing_input=shown, epoch=e + 1, sizes=got[:20])
         rows = np.concatenate([record["ids"][k] for k in calls])
         counts = np.bincount(rows[(rows >= 0) & (rows < n)], minlength=n)
         if (counts != 1).any() or len(rows) != n:
             twice, never = np.flatnonzero(counts > 1), np.flatnonzero(counts == 0)
             hint = ("Every epoch passes each row exactly once: split one permutation of the rows (rng.permutation(N)), instead of"
                     " drawing row indices with replacement.") if len(twice) else ""
-            fail(f"{what}: epoch {e + 1} did not pass every row exactly once: row(s) {fmt_ids(twice)} more than once, row(s)"
-                 f" {fmt_ids(never)} never. {hint}", failing_input=shown, epoch=e + 1)
-
-
-def rows_text(k):
-    return f"{k} row" if k == 1 else f"{k} rows"
-
-
-def fmt_sizes(sizes):
-    return ", ".join(map(str, sizes[:12])) + (", ..." if len(sizes) > 12 else "")
-
-
-def fmt_ids(ids):
-    return "none" if not len(ids) else ", ".join(map(str, list(ids)[:10])) + (", ..." if len(ids) > 10 else "")
+            fail(f"{what}: epoch {e + 1} did not pass every row exactly once: row(s) {listed(twice, empty='none')} more than once, row(s)"
+                 f" {listed(never, empty='none')} never. {hint}", failing_input=shown, epoch=e + 1)
 
 
 def check_steps(record, w0, n, settings, what, shown):
@@ -285,12 +250,10 @@ def check_stop(record, n, settings, what, shown):
 
 def run_once(sub, data_code, settings, seed=0, show="[ids for ids, _ in calls]"):
     record = sub.run(sgd_run, data_code, settings, seed, show)
-    return record, Call.code(run_code(data_code, settings, seed, show)), build(data_code)
+    return record, Call.code(run_code(data_code, settings, seed, show)), inputs_from_code(data_code, "data", "w0")
 
 
-# ---------------------------------------------------------------------------------------------
 # Checks
-# ---------------------------------------------------------------------------------------------
 PARTITION_CASES = [  # (data code, settings): tol = 0 keeps every epoch
     (SMALL, {"lr": 0.1, "batch_size": 2, "epochs": 3, "tol": 0.0}),
     (problem_code(1, 20, [1.5, -2.0, 0.5], [0.5, 0.5, 0.5], noise=0.3), {"lr": 0.05, "batch_size": 6, "epochs": 4, "tol": 0.0}),
@@ -341,7 +304,7 @@ EPOCHS_SHOW = "len(calls) / {per}  # epochs run ({per} calls each)"
 @check("stops after the first epoch with ||w_end - w_start|| <= tol * ||w_start||, else runs all epochs")
 def stop_rule(sub, ctx):
     for seed, (data_code, settings) in enumerate(STOP_CASES):
-        data, _ = build(data_code)
+        data = inputs_from_code(data_code, "data")
         per = len(epoch_sizes(len(data), settings["batch_size"]))
         record, shown, _ = run_once(sub, data_code, settings, seed, show=EPOCHS_SHOW.format(per=per))
         what = describe(data_code, settings)
@@ -349,13 +312,15 @@ def stop_rule(sub, ctx):
         check_stop(record, len(data), settings, what, shown)
 
 
+SCALED_SETTINGS = {"lr": 0.2, "batch_size": 4, "epochs": 100, "tol": 1e-3}
+
+
 @check("scaling w0 and y by 2**20 does not change when it stops")
 def scale_invariant_stop(sub, ctx):
-    w_true, w0 = [3.0, -4.0, 12.0], [1.0, 1.0, 1.0]
-    settings = {"lr": 0.2, "batch_size": 4, "epochs": 100, "tol": 1e-3}
+    settings = SCALED_SETTINGS
     runs = []
     for scale in (1.0, SCALE):
-        data_code = problem_code(81, 20, w_true, w0, scale=scale)
+        data_code = problem_code(81, 20, [3.0, -4.0, 12.0], [1.0, 1.0, 1.0], scale=scale)
         record, shown, (data, _) = run_once(sub, data_code, settings, show=EPOCHS_SHOW.format(per=5))
         what = describe(data_code, settings) + (", w0 and y scaled by 2**20" if scale != 1 else "")
         check_partition(record, len(data), settings, what, shown)
@@ -379,10 +344,12 @@ def scale_invariant_stop(sub, ctx):
         check_stop(record, n, settings, what, shown)
 
 
+FULL_BATCH = (problem_code(91, 20, [1.5, -2.0, 0.5], [0.5, 0.5, 0.5], noise=0.3), {"lr": 0.5, "batch_size": 20, "epochs": 300, "tol": 1e-4})
+
+
 @check("batch_size = N is full-batch gradient descent")
 def full_batch(sub, ctx):
-    data_code = problem_code(91, 20, [1.5, -2.0, 0.5], [0.5, 0.5, 0.5], noise=0.3)
-    settings = {"lr": 0.5, "batch_size": 20, "epochs": 300, "tol": 1e-4}
+    data_code, settings = FULL_BATCH
     record, shown, (data, w0) = run_once(sub, data_code, settings, show="w, len(calls)")
     what = describe(data_code, settings)
     check_partition(record, len(data), settings, what, shown)
@@ -436,13 +403,18 @@ def order_from_rng(sub, ctx):
              f" batch. {hint}")
 
 
+def unchanged_fix(record):
+    """The remedy for each input changed in place, by what the change shows: data's own rows in another order (shuffled), or new values."""
+    fixes = {"data": ("shuffle an index array (rng.permutation(N)) and index data with it, instead of shuffling data itself (it now holds its rows in"
+                      " another order)" if "data" in record["reordered"] else "read data and write into a copy, never into data itself"),
+             "w0": "start from a copy, w = np.array(w0, dtype=float), and update with w = w - lr * g"}
+    return "; ".join(fixes[name] for name in record["changed"])
+
+
 @check("data and w0 unchanged")
 def inputs_kept(sub, ctx):
-    for data_code, settings in (PARTITION_CASES[0], PARTITION_CASES[1]):
-        record, _, _ = run_once(sub, data_code, settings)
-        for name in ("data", "w0"):
-            if record[f"{name}_changed"]:
-                fix = ("shuffle an index array (rng.permutation(N)) and index data with it, instead of shuffling data itself"
-                       if name == "data" else "start from a copy, w = np.array(w0, dtype=float), and update with w = w - lr * g")
-                fail(f"{describe(data_code, settings)}: sgd changed {name} in place; the caller's arrays must stay as they were: {fix}",
-                     failing_input=Call.code(run_code(data_code, settings, 0, f"{name}  # changed by sgd")))
+    scaled = problem_code(81, 20, [3.0, -4.0, 12.0], [1.0, 1.0, 1.0], scale=SCALE)
+    for data_code, settings in (*PARTITION_CASES, *STOP_CASES, (scaled, SCALED_SETTINGS), FULL_BATCH, (REPEAT_DATA, REPEAT_SETTINGS)):
+        record = run_once(sub, data_code, settings)[0]
+        fail_if_changed(record["changed"], who="sgd", where=describe(data_code, settings), fix=unchanged_fix(record),
+                        failing_input=Call.code(run_code(data_code, settings, 0, f"{', '.join(record['changed'])}  # changed by sgd")))

@@ -1,29 +1,16 @@
 """Checks for `point-in-time`: a rolling mean per entity over [q_ts - gap - window, q_ts - gap), NaN when empty.
 
-Expected values come from the definition, here in the judge, never from the reference: an O(N * M) loop
-that masks, for every query, the events of its entity with q_ts - gap - window <= ts < q_ts - gap and
-averages their values. Values are multiples of 1/4 (or, in a few cases, distinct powers of two, so that
-the set of events a wrong mean came from can be read off it): every sum is exact, so any order of
-summation gives the same mean, and results are compared at float64 tolerance (rtol = atol = 1e-7),
-NaN only equal to NaN. Times, windows and gaps are integers or multiples of 1/4, so every bound is exact.
-Queries are placed at event times (the queries are the events themselves, as when a feature is built for
-the training rows) with gap > 0, which tells "ts <= q_ts - gap" from "the row itself included".
-
-Leakage is graded by behaviour: for one query at a time, every event at or after its cut-off q_ts - gap is
-changed (values, times moved within the future, entities swapped), new events are added at and after the
-cut-off (one of them at the query's own time and entity), and the query's result must not move (within
-1e-12 relative, NaN staying NaN).
-
-Hints follow the evidence: after a wrong result the judge recomputes what each known mistake gives on the
-same input (the cut-off included, the row itself included, the window's start excluded, the gap ignored,
-the window measured from q_ts, other entities included, 0 for an empty window, the sum, results in sorted
-order) and names the one the learner's result matches, when exactly one does; with shuffled events, a
-control call on the same events sorted by time tells whether the code assumed sorted input.
+Expected values come from the definition, here in the judge, never from the reference: for every query, a
+mask over the events. Values are multiples of 1/4 (or distinct powers of two, so that the events a wrong
+mean came from can be read off it), times, windows and gaps integers or quarters: every sum and every
+bound is exact. Queries sit at event times with gap > 0, which tells "ts <= q_ts - gap" from "the row
+itself included". Leakage is graded by behaviour: a query's result must not move when its future changes.
 """
 
 import numpy as np
 
-from mlprep.grading import Call, CheckFailed, assert_close, check, fail, literal, scenario, shrink_on_failure
+from mlprep.grading import (Call, CheckFailed, InPlace, Snapshot, assert_close, check, control_value, expect_raises, explained, fail, fail_if_changed,
+                            inputs_unchanged, literal, mistake_hint, on_input, plural, raised_by, same_values, scenario, shrink_on_failure)
 
 FN = "point_in_time_mean"
 NAMES = ("entity", "ts", "value", "q_entity", "q_ts", "window", "gap")
@@ -31,9 +18,7 @@ PROBE_RTOL = 1e-12  # "changes nothing": the query's result before and after the
 RTOL = ATOL = 1e-7  # float64's
 
 
-# ---------------------------------------------------------------------------------------------
 # The definition and the known mistakes, judge side
-# ---------------------------------------------------------------------------------------------
 def correct_rule(t, q, window, gap):
     return (t >= q - gap - window) & (t < q - gap)
 
@@ -79,21 +64,12 @@ MISTAKES = [  # (what the code does wrong, the results it then gives)
 def likely_cause(got, case):
     """The known mistake whose results the learner's equal, where they differ from the right ones; or ""."""
     want = brute_force(case)
-    found = []
-    for text, results in MISTAKES:
-        value = results(case)
-        if not np.allclose(value, want, rtol=RTOL, atol=ATOL, equal_nan=True) and np.allclose(got, value, rtol=RTOL, atol=ATOL, equal_nan=True):
-            found.append(text)
-    if len(found) == 1:
-        return f"Your results match a known mistake: {found[0]}."
-    if len(found) == 2:
-        return f"Your results match two known mistakes here: {found[0]}; or {found[1]}."
-    return ""
+    return mistake_hint(got, [(text, lambda results=results: results(case)) for text, results in MISTAKES], rtol=RTOL, atol=ATOL, equal_nan=True,
+                        is_right=lambda value: same_values(value, want, rtol=RTOL, atol=ATOL, equal_nan=True),
+                        say="Your results match a known mistake: {}.", two="Your results match two known mistakes here: {}; or {}.")
 
 
-# ---------------------------------------------------------------------------------------------
 # Scenarios (run in the sandbox) and their rendering
-# ---------------------------------------------------------------------------------------------
 def _call_text(case, string_ids=False):
     parts = []
     for name, arg in zip(NAMES, case):
@@ -106,26 +82,22 @@ def _call_text(case, string_ids=False):
 
 @scenario(repro=lambda interface, *case: Call.code(_call_text(case, string_ids=True)))
 def with_string_ids(module, *case):
-    """Scenario: the call with entity and q_entity as NumPy string arrays (lists of str travel; arrays of str do not)."""
+    """Scenario: the call with entity and q_entity as NumPy string arrays (lists of str travel; arrays of str do not), and the inputs it changed."""
     entity, ts, value, q_entity, q_ts, window, gap = case
-    return getattr(module, FN)(np.array(entity), ts, value, np.array(q_entity), q_ts, window, gap)
+    args = (np.array(entity), ts, value, np.array(q_entity), q_ts, window, gap)
+    before = Snapshot(**dict(zip(NAMES, args)))
+    return {"result": getattr(module, FN)(*args), "changed": before.changed()}
 
 
-@scenario(repro=lambda interface, *case: Call.code(_call_text(case) + "  # expected: ValueError"))
-def outcome_of(module, *case):
-    """Scenario: {"raised": "ValueError" (or a subclass's), another exception's name, or None; "message" or "result"}."""
-    try:
-        result = getattr(module, FN)(*case)
-    except ValueError as exc:
-        return {"raised": "ValueError", "message": str(exc)[:200]}
-    except Exception as exc:  # named for the judge, so the message can say what was raised instead
-        return {"raised": type(exc).__name__, "message": str(exc)[:200]}
-    return {"raised": None, "result": result}
+@scenario(repro=lambda interface, *case: Call.code(_call_text(case)))
+def reordered_inputs(module, *case):
+    """Scenario: the inputs one call left holding their own values in another order (sorted in place, say)."""
+    before = InPlace(**dict(zip(NAMES, case)))
+    getattr(module, FN)(*case)
+    return before.reordered()
 
 
-# ---------------------------------------------------------------------------------------------
 # Judging one call
-# ---------------------------------------------------------------------------------------------
 def fmt(x):
     return "NaN" if np.isnan(x) else f"{float(x):.10g}"
 
@@ -136,11 +108,11 @@ def describe(case):
             f" times {np.asarray(ts).dtype.name}")
 
 
-def expect_results(got, case, where, want=None):
+def expect_results(got, case, where):
     """got is a float64 array of shape (M,) equal to the definition's results (NaN only where the window is empty)."""
-    expect_array(got, len(case[4]), where)
-    want = brute_force(case) if want is None else want
     m = len(case[4])
+    expect_array(got, m, where)
+    want = brute_force(case)
     g = got.astype(np.float64)
     with np.errstate(invalid="ignore"):
         ok = (np.isnan(g) & np.isnan(want)) | (np.abs(g - want) <= ATOL + RTOL * np.abs(want))
@@ -154,7 +126,7 @@ def expect_results(got, case, where, want=None):
     start, cutoff = q - gap - window, q - gap
     key = np.asarray(q_entity)[j].item()
     if len(rows):
-        held = (f"the mean of the {len(rows)} event{'s' if len(rows) > 1 else ''} of entity {key!r} with {fmt(start)} <= ts < {fmt(cutoff)}:"
+        held = (f"the mean of the {plural(len(rows), 'event')} of entity {key!r} with {fmt(start)} <= ts < {fmt(cutoff)}:"
                 f" rows {rows[:8].tolist()}{' ...' if len(rows) > 8 else ''}, values {np.asarray(value)[rows][:8].tolist()}")
     else:
         held = f"no event of entity {key!r} has {fmt(start)} <= ts < {fmt(cutoff)}"
@@ -175,9 +147,21 @@ def expect_array(got, m, where):
         fail(f"{FN}(...) ({where}): expected float64 numbers, got dtype {got.dtype}", what="dtype", got=str(got.dtype), first_index="")
 
 
+def unchanged_call(sub, case, where):
+    """The learner's result for `case`; a failure when the call changed its inputs in place (every call of every check)."""
+    def sorted_hint():
+        reordered = control_value(sub, reordered_inputs, *case)
+        return (f"It left {', '.join(reordered)} holding their own values in another order: sort an index array (np.argsort) and index with it"
+                " instead of sorting the arrays themselves." if reordered else "")
+
+    with explained(sorted_hint):
+        return inputs_unchanged(sub, FN, *case, scenario=where, fix="compute new arrays instead of writing into the arguments.")
+
+
 def judge(sub, case, where=""):
-    got = sub.call(FN, *case)
-    expect_results(got, case, where or describe(case))
+    where = where or describe(case)
+    got = unchanged_call(sub, case, where)
+    expect_results(got, case, where)
     return got
 
 
@@ -225,9 +209,7 @@ def small_cases():
 POWERS = (np.zeros(10, dtype=np.int64), np.arange(10), 2.0 ** np.arange(10))
 
 
-# ---------------------------------------------------------------------------------------------
 # Checks
-# ---------------------------------------------------------------------------------------------
 @check("the window is q_ts - gap - window <= ts < q_ts - gap: its start is in, the cut-off and the row itself are out")
 def window_bounds(sub, ctx):
     judge(sub, arrays([7, 7, 7, 7, 7, 7], [0, 1, 2, 3, 4, 5], [1.0, 2.0, 4.0, 8.0, 16.0, 32.0], [7], [5], 2, 2),
@@ -252,7 +234,9 @@ def entities_apart(sub, ctx):
     case = (["b", "a", "b", "a", "b"], np.array([0, 1, 2, 3, 4]), np.array([1.0, 2.0, 4.0, 8.0, 16.0]), ["a", "b", "a", "b"],
             np.array([3, 4, 5, 6]), 3, 1)
     got = sub.run(with_string_ids, *case)
-    expect_results(got, case, "string ids 'a' and 'b' (NumPy str arrays), window = 3, gap = 1")
+    where = "string ids 'a' and 'b' (NumPy str arrays), window = 3, gap = 1"
+    fail_if_changed(got["changed"], who=f"{FN}()", where=where)
+    expect_results(got["result"], case, where)
 
 
 @check("NaN when no event of the entity falls in the window")
@@ -271,17 +255,20 @@ def any_order(sub, ctx):
         perm_e, perm_q = rng.permutation(8), rng.permutation(8)
         entity, ts, value, q_entity, q_ts, window, gap = base
         case = (entity[perm_e], ts[perm_e], value[perm_e], q_entity[perm_q], q_ts[perm_q], window, gap)
-        try:
+        with explained(lambda case=case: sorted_events_hint(sub, case)):
             judge(sub, case, f"the same events and queries, both shuffled (shuffle {seed + 1})")
-        except CheckFailed as failure:
-            order = np.argsort(case[1], kind="stable")
-            control = sub.control(FN, case[0][order], case[1][order], case[2][order], *case[3:])
-            if isinstance(control, np.ndarray) and control.shape == (8,) and np.allclose(control, brute_force(case), equal_nan=True):
-                failure.notes.append("With the same events sorted by ts, your results are right: sort each entity's events by time before a"
-                                     " binary search (np.searchsorted needs sorted input), or don't rely on the input's order.")
-            raise
     with shrink_on_failure(sub, small_cases, lambda c: judge(sub, c)):
         judge(sub, random_case(rng, 300, 120, 4, 60, 10, 3))
+
+
+def sorted_events_hint(sub, case):
+    """A control call on the same events sorted by time: right results there show code that assumed sorted events."""
+    order = np.argsort(case[1], kind="stable")
+    control = control_value(sub, FN, case[0][order], case[1][order], case[2][order], *case[3:])
+    if isinstance(control, np.ndarray) and same_values(control, brute_force(case), rtol=1e-5, atol=1e-8, equal_nan=True):
+        return ("With the same events sorted by ts, your results are right: sort each entity's events by time before a binary search"
+                " (np.searchsorted needs sorted input), or don't rely on the input's order.")
+    return ""
 
 
 @check("changing any event at or after the cut-off q_ts - gap changes nothing")
@@ -291,8 +278,9 @@ def future_is_invisible(sub, ctx):
     ts = np.array([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12])
     value = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0])
     base = at_events(entity, ts, value, 4, 2, rows=[4, 7, 10, 11])
-    before = sub.call(FN, *base)  # judged here only by what the changes do to it (the other checks judge the values)
-    expect_array(before, len(base[4]), "queries at the events at ts = 4, 7, 10 and 12 of two interleaved entities, window = 4, gap = 2")
+    where = "queries at the events at ts = 4, 7, 10 and 12 of two interleaved entities, window = 4, gap = 2"
+    before = unchanged_call(sub, base, where)  # judged here only by what the changes do to it (the other checks judge the values)
+    expect_array(before, len(base[4]), where)
     for j in range(len(base[4])):
         for what, changed in future_changes(base, j, rng):
             probe(sub, base, before, changed, j, what)
@@ -322,21 +310,16 @@ def future_changes(case, j, rng):
 
 def probe(sub, base, before, changed, j, what):
     """Query j's result must not move when only its future changed (within PROBE_RTOL, NaN staying NaN)."""
-    after = sub.call(FN, *changed)
     cutoff = base[4][j] - base[6]
     where = (f"query {j} (q_entity = {base[3][j].item()!r}, q_ts = {base[4][j].item()!r}, gap = {base[6]!r}, so the cut-off is"
              f" {cutoff.item()!r}); {what}")
+    after = unchanged_call(sub, changed, where)
     shown = Call.code(f"before = {_call_text(base)}\nafter = {_call_text(changed)}\nbefore[{j}], after[{j}]  # must be equal")
     expect_array(after, len(changed[4]), where)
     moved = not (np.isnan(before[j]) and np.isnan(after[j])) and not abs(float(after[j]) - float(before[j])) <= PROBE_RTOL * abs(float(before[j]))
-    try:
+    with on_input(shown), explained(lambda: likely_cause(np.asarray(after, dtype=np.float64), changed) if moved else ""):
         assert_close(after[j], before[j], what=f"result[{j}] after the change", scenario=where, rtol=PROBE_RTOL, atol=0.0, equal_nan=True,
                      hint="Only events before q_ts - gap may count, and every changed event was at or after it.")
-    except CheckFailed as failure:
-        failure.failing_input = shown
-        if moved:
-            failure.explain = lambda: likely_cause(np.asarray(after, dtype=np.float64), changed)
-        raise
 
 
 @check("equals the brute-force definition on random cases (integer and float times)")
@@ -353,12 +336,11 @@ def random_cases(sub, ctx):
 def result_type(sub, ctx):
     case = arrays([0, 0, 0], [1, 2, 3], np.array([1, 2, 2]), [0, 0], [4, 5], 3, 1)
     got = judge(sub, case, "int64 values, int64 times")
-    if got.dtype != np.float64:
-        fail(f"{FN}(...) with int64 values: got dtype {got.dtype}; return float64 means (np.full(M, np.nan) holds NaN; an integer array cannot)",
-             what="dtype", got=str(got.dtype), first_index="")
+    if got.dtype != np.float64:  # reached with the right means, 1.5 and 5/3: not an integer array
+        fail(f"{FN}(...) with int64 values: got dtype {got.dtype}; return float64 means", what="dtype", got=str(got.dtype), first_index="")
 
 
-@check("no events gives NaN for every query; no queries gives an empty array")
+@check("no events gives NaN for every query; no queries gives an empty array", edge="N = 0 gives M NaNs; M = 0 gives an empty float64 array.")
 def empty_inputs(sub, ctx):
     no_events = arrays(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0), [1, 2], [5, 6], 3, 1)
     judge(sub, no_events, "no events (N = 0), two queries")
@@ -368,7 +350,9 @@ def empty_inputs(sub, ctx):
         fail(f"{FN}(...) with no queries: got an empty array of dtype {got.dtype}, expected float64", what="dtype", got=str(got.dtype), first_index="")
 
 
-@check("invalid input raises ValueError: lengths that disagree, window <= 0, gap < 0")
+@check("invalid input raises ValueError: lengths that disagree, window <= 0, gap < 0",
+       edge="`ValueError` when `entity`, `ts` and `value` are not of one length, when `q_entity` and `q_ts` are not of one length, when `window <= 0`,"
+            " or when `gap < 0`.")
 def invalid_input(sub, ctx):
     good = arrays([1, 1, 1], [0, 1, 2], [1.0, 2.0, 4.0], [1, 1], [3, 4], 2, 1)
     entity, ts, value, q_entity, q_ts, window, gap = good
@@ -376,22 +360,12 @@ def invalid_input(sub, ctx):
                       ((entity, ts, value[:2], q_entity, q_ts, window, gap), "value shorter than entity"),
                       ((entity, ts, value, q_entity[:1], q_ts, window, gap), "q_entity shorter than q_ts"),
                       ((*good[:5], 0, gap), "window = 0"), ((*good[:5], -2, gap), "window = -2"), ((*good[:5], window, -1), "gap = -1")):
-        outcome = sub.run(outcome_of, *case)
-        raised = outcome.get("raised") if isinstance(outcome, dict) else None
-        if raised == "ValueError":
-            continue
-        if raised:
-            fail(f"{FN}(...) with {why}: expected ValueError, but it raised {raised}: {outcome.get('message')}", what=why, got=raised, first_index="")
-        fail(f"{FN}(...) with {why}: expected ValueError, but it returned {literal(outcome.get('result') if isinstance(outcome, dict) else outcome)};"
-             " check the lengths, window > 0 and gap >= 0 first, and raise ValueError saying which is wrong", what=why, got="no exception",
-             first_index="")
+        expect_raises(sub.run(raised_by, FN, *case), what=f"{FN}(...) with {why}", shown=literal, failing_input=Call.code(_call_text(case) + "  # expected: ValueError"),
+                      returned_hint="check the lengths, window > 0 and gap >= 0 first, and raise ValueError saying which is wrong")
 
 
 @check("inputs unchanged")
 def inputs_kept(sub, ctx):
     rng = ctx.rng(6)
-    case = random_case(rng, 12, 6, 2, 10, 3, 1)
-    sub.call(FN, *case)
-    if sub.last_mutated:
-        fail(f"{FN}() modified its input {', '.join(sub.last_mutated)} in place (shuffled events and queries); the caller's arrays must stay as"
-             " they were: sort an index array (np.argsort) and index with it instead of sorting the arrays themselves", mutated=sub.last_mutated)
+    unchanged_call(sub, random_case(rng, 12, 6, 2, 10, 3, 1), "shuffled events and queries")
+    unchanged_call(sub, random_case(rng, 12, 6, 2, 10, 2.5, 0.75, quarters=True), "shuffled events and queries, float times in quarters")

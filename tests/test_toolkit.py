@@ -419,3 +419,26 @@ def test_central_differences_match_an_analytic_gradient():
 
     x = np.array([[0.5, -1.0], [2.0, 0.25]])
     assert_close(central_differences(lambda z: float((z ** 3).sum()), x), 3 * x ** 2, what="grad", rtol=1e-8, atol=1e-8)
+
+
+def test_items_are_listed_in_words_up_to_a_limit():
+    from mlprep.grading import listed
+
+    assert listed(np.array([3, 5, 8])) == "3, 5, 8"
+    assert listed(range(12)) == "0, 1, 2, 3, 4, 5, 6, 7, 8, 9, ..." and listed(range(12), 12) == "0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11"
+    assert listed([]) == "" and listed(np.array([], dtype=np.int64), empty="none") == "none"
+
+
+def test_an_input_reordered_in_place_is_told_from_one_rewritten():
+    from mlprep.grading import InPlace
+
+    X, y, w, fixed = np.arange(6.0).reshape(3, 2), np.array(["c", "a", "b"]), np.ones(2), [3, 1, 2]
+    before = InPlace(X=X, y=y, w=w, fixed=fixed, scalar=np.float64(1.0))
+    X[[0, 2]] = X[[2, 0]]  # rows swapped: the same rows
+    y.sort()
+    w *= 2  # new values
+    assert before.changed() == ["X", "y", "w"] and before.reordered() == ["X", "y"]
+    fixed.sort()
+    assert before.reordered() == ["X", "y", "fixed"]
+    X[0, 0] = 99.0
+    assert before.reordered() == ["y", "fixed"]

@@ -41,6 +41,8 @@ from mlprep.grading.probes import (Snapshot, control_value, expect_raises, fail_
                                    peak_traced_memory, raised_by, value_and_grad)
 from mlprep.grading.shrinking import shrink_on_failure
 from mlprep.grading.values import as_bool, as_float, as_int, describe_value, dtype_name, expect_record, expect_sequence
+from mlprep.grading.values import listed as listed  # row numbers, sizes, ids in a message
+from mlprep.grading.probes import InPlace as InPlace  # an input sorted or shuffled in place, told from one rewritten
 from mlprep.text import plural
 
 __all__ = [

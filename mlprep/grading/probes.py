@@ -260,3 +260,34 @@ peak_traced_memory.repro = lambda interface, fn_name, args, kwargs=None: Call(
 
 # Bound at import, before any learner code runs in the sandbox.
 _tm_start, _tm_stop, _tm_is_tracing, _tm_get_traced_memory = tracemalloc.start, tracemalloc.stop, tracemalloc.is_tracing, tracemalloc.get_traced_memory
+
+
+# -- how an input was changed in place ------------------------------------------------------------
+
+class InPlace(Snapshot):
+    """Sandbox side, a Snapshot that also keeps a copy of each input, to say how the learner's code changed it:
+    `reordered()` names the changed inputs that hold exactly their own items (elements, or rows of a 2-D array)
+    in another order, as a sort or a shuffle in place leaves them, rather than values of their own.
+
+        before = InPlace(X=X, y=y)
+        scores = module.cross_val_score(make_model, X, y, k, seed)
+        return {"changed": before.changed(), "reordered": before.reordered(), ...}
+    """
+
+    def __init__(self, **inputs: Any):
+        super().__init__(**inputs)
+        self._items = {name: _items(value) for name, value in inputs.items()}
+
+    def reordered(self) -> list[str]:
+        return [name for name in self.changed() if self._items[name] is not None and _items(self._inputs[name]) == self._items[name]]
+
+
+def _items(value: Any) -> list[bytes] | None:
+    """The encoded items of a sequence along its first axis, sorted, with its type and shape (None for anything else)."""
+    try:
+        shape = getattr(value, "shape", None)
+        if shape is not None and len(shape) == 0:
+            return None
+        return sorted(encode(item) for item in value) + [encode((type(value).__name__, str(getattr(value, "dtype", "")), list(shape or [len(value)])))]
+    except Exception:  # noqa: BLE001 - not a sequence: no items to compare
+        return None

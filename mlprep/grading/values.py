@@ -125,3 +125,12 @@ def number_pair(expected: Any, got: Any) -> tuple[str, str]:
     """Short numbers, unless they would print the same: then all the digits that tell them apart."""
     short = number_text(expected), number_text(got)
     return short if short[0] != short[1] else (number_text(expected, 17), number_text(got, 17))
+
+
+def listed(items: Any, limit: int = 10, *, empty: str = "") -> str:
+    """Items in words, the first `limit` of them: "3, 5, 8, ..." (", ..." when some are left out), or `empty` when there are none:
+    row numbers, batch sizes, ids in a message."""
+    items = list(items)
+    if not items:
+        return empty
+    return ", ".join(map(str, items[:limit])) + (", ..." if len(items) > limit else "")
