@@ -27,11 +27,13 @@ finds is cached in the data folder, keyed by the modification times of the folde
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mlprep.errors import MlprepError, UnknownExercise
+from mlprep.text import inert
 
 FORMAT_VERSION = 1
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -297,6 +299,9 @@ def _read_meta(folder: Path, index: dict, fresh: dict) -> dict:
     return meta
 
 
+_ID = re.compile(r"[a-z0-9][a-z0-9-]*")
+
+
 def _read_exercise(folder: Path, root: Path, pack: str = BUILTIN_PACK, index: dict | None = None, fresh: dict | None = None) -> Exercise:
     meta = _read_meta(folder, index if index is not None else {}, fresh if fresh is not None else {})
     if meta.get("format_version") != FORMAT_VERSION:
@@ -304,19 +309,21 @@ def _read_exercise(folder: Path, root: Path, pack: str = BUILTIN_PACK, index: di
     for name in ("functions", "hints"):
         if not isinstance(meta.get(name, []), list):  # a bare string would become a tuple of its letters
             raise ValueError(f"exercise.toml: {name} must be a list of strings, not {type(meta[name]).__name__}")
+    if not _ID.fullmatch(folder.name):
+        raise ValueError("its folder's name is not an exercise id (lowercase letters, digits and -, as in `focal-loss`)")
     try:
         exercise = Exercise(
             id=folder.name,
-            title=str(meta["title"]),
+            title=inert(str(meta["title"])),  # a pack's text reaches the terminal: shown, never obeyed
             kind=str(meta["kind"]),
-            topic=str(meta["topic"]),
+            topic=inert(str(meta["topic"])),
             difficulty=str(meta["difficulty"]),
-            source=str(meta.get("source", "")),
+            source=inert(str(meta.get("source", ""))),
             functions=tuple(str(f) for f in meta.get("functions", [])),
             timeout_s=float(meta.get("timeout_s", 10)),
             memory_mb=int(meta.get("memory_mb", 2048)),
             order=int(meta.get("order", 1000)),
-            hints=tuple(str(h) for h in meta.get("hints", [])),
+            hints=tuple(inert(str(h)) for h in meta.get("hints", [])),
             root=root,
             pack=pack,
         )

@@ -35,7 +35,7 @@ from mlprep.bank import KINDS, Bank, Exercise, load_bank
 from mlprep.errors import ExitStatus, MlprepError
 from mlprep.kinds import kind_of
 from mlprep.progress.store import Store
-from mlprep.text import plural
+from mlprep.text import inert, plural
 
 try:  # typer >= 0.2x vendors click; its parse errors derive from TyperException
     from typer import TyperException as _ParseError
@@ -67,7 +67,8 @@ Kind = Enum("Kind", {kind: kind for kind in KINDS}, type=str)  # the bank's kind
 
 
 def _one_line(text: str) -> str:
-    return " ".join(part.strip() for part in str(text).splitlines() if part.strip())
+    """One line, made inert: an error names files and ids the user (or a pack) gave, control characters and all."""
+    return " ".join(part.strip() for part in inert(str(text)).splitlines() if part.strip())
 
 
 def _error(message: str) -> None:
@@ -618,7 +619,7 @@ def _grade_outcome(targets: "list[Target]", results: "list[GradeResult]", extras
     if as_json:
         objects = [{**r.to_dict(), "path": str(t.path), **extra} for r, t, extra in zip(results, targets, extras)]
         _write_json(objects if batch or len(objects) > 1 else objects[0])
-    elif len(results) > 1:
+    elif len(results) > 1 or batch:  # a batch has a line per file and its summary, whatever its count
         console = _stdout()
         if shown:
             console.print()  # after the grades in full

@@ -132,12 +132,36 @@ def atomic_create(path: Path, content: str | bytes) -> None:
     _fsync_dir(path.parent)
 
 
+def own_folder(folder: Path) -> Path:
+    """`folder`, made if it is missing; refused when it is a symbolic link (or not a folder): what mlprep
+    writes beside an attempt (backups, repro scripts) never follows a link out of the attempt's folder."""
+    folder = Path(folder)
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        raise MlprepError(f"{folder} is a symbolic link or not a folder: mlprep writes only into a folder of its own there; move it away and retry")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def fresh_folder(parent: Path) -> Path:
+    """A new folder in `parent` (an own_folder), named by the UTC time: nothing in it but what this run writes."""
+    parent = own_folder(parent)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    for n in range(1000):
+        candidate = parent / (stamp if n == 0 else f"{stamp}-{n}")
+        try:
+            candidate.mkdir()
+            return candidate
+        except FileExistsError:
+            continue
+    raise MlprepError(f"could not find a free folder name in {parent}; clean it up and retry")
+
+
 def backup_file(path: Path) -> Path:
     """Copy `path` to `<its folder>/backups/<stem>.<UTC time><suffix>` and return the copy's path.
-    Never overwrites an earlier backup."""
+    Never overwrites an earlier backup, never writes through a link."""
     path = Path(path)
     content = path.read_bytes()  # bytes: a backup is exact, whatever the encoding
-    folder = path.parent / BACKUP_DIRNAME
+    folder = own_folder(path.parent / BACKUP_DIRNAME)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     for n in range(1000):
         tag = stamp if n == 0 else f"{stamp}-{n}"

@@ -355,3 +355,39 @@ def test_output_cut_by_its_reader_keeps_the_commands_exit_status(home: Path, tmp
     os.close(write_end)
     assert process.returncode == status, process.stderr
     assert process.stderr == ""
+
+
+def test_names_are_inert_and_a_batch_of_one_file_still_reports(home: Path, tmp_path: Path) -> None:
+    """A file named with terminal escapes (clear the screen, set the title, colours) is shown, never obeyed,
+    in the single-file header, in a batch's table and in errors; a --dir of one file prints its line and summary."""
+    import sys
+
+    folder = tmp_path / "cohort"
+    folder.mkdir()
+    name = "\x1b[2J\x1b]0;owned\x07\x1b[32mPASS.py"
+    (folder / name).write_text("def add(a, b):\n    return a - b\n")
+    env = {**os.environ, "MLPREP_HOME": str(home), "MLPREP_BANK": str(RUNNER_BANK), "COLUMNS": "200"}
+    single = subprocess.run([sys.executable, "-m", "mlprep", "grade", "add", "--file", str(folder / name)], capture_output=True, text=True, env=env, timeout=120)
+    batch = subprocess.run([sys.executable, "-m", "mlprep", "grade", "add", "--dir", str(folder)], capture_output=True, text=True, env=env, timeout=120)
+    missing = subprocess.run([sys.executable, "-m", "mlprep", "grade", "add", "--file", str(folder / ("x" + name))], capture_output=True, text=True, env=env,
+                             timeout=120)
+    for run in (single, batch, missing):
+        assert "\x1b" not in run.stdout + run.stderr and "\x07" not in run.stdout + run.stderr
+    assert "\\x1b[2J" in single.stdout and "\\x1b[2J" in batch.stdout and "\\x1b[2J" in missing.stderr
+    assert batch.returncode == 1 and "0 of 1 file passed" in batch.stdout and "PASS.py" in batch.stdout
+
+
+def test_a_packs_names_and_titles_are_shown_never_obeyed(home: Path, tmp_path: Path) -> None:
+    import sys
+
+    bank = tmp_path / "bank"
+    shutil.copytree(FIXTURES / "bank", bank)
+    toml = bank / "exercises" / "add-one" / "exercise.toml"
+    toml.write_text(toml.read_text().replace('title = "', 'title = "\\u001b[2J\\u001b[31m', 1))
+    shutil.copytree(bank / "exercises" / "add-one", bank / "exercises" / "evil\x1b[2Jid")
+    env = {**os.environ, "MLPREP_HOME": str(home), "MLPREP_BANK": str(bank), "COLUMNS": "200"}
+    listed = subprocess.run([sys.executable, "-m", "mlprep", "list"], capture_output=True, text=True, env=env, timeout=60)
+    shown = subprocess.run([sys.executable, "-m", "mlprep", "show", "add-one"], capture_output=True, text=True, env=env, timeout=60)
+    for run in (listed, shown):
+        assert run.returncode == 0 and "\x1b[2J" not in run.stdout + run.stderr, run.stdout + run.stderr
+    assert "\\x1b[2J" in listed.stdout and "is not an exercise id" in listed.stderr

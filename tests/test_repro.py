@@ -62,7 +62,7 @@ def test_each_failed_check_gets_a_script_that_reproduces_it_and_passes_once_fixe
     result = grade_file(exercise, attempt, device="cpu")
     failed = [c.name for c in result.failed_checks()]
     scripts = write_repro_scripts(exercise, result, attempt)
-    assert scripts.folder == attempt.parent / f"{attempt.stem}_repro"
+    assert scripts.folder.parent == attempt.parent / f"{attempt.stem}_repro"  # a folder of its own per run
     assert [name for name, _ in scripts.written] == failed, scripts.left_out
     paths = [path for _, path in scripts.written]
 
@@ -76,14 +76,14 @@ def test_each_failed_check_gets_a_script_that_reproduces_it_and_passes_once_fixe
         assert code == 0 and "SAME" in output, f"{name} still differs with the reference in place:\n{output}"
 
 
-def test_the_cli_writes_scripts_and_diagnoses_and_a_rerun_replaces_only_its_own_scripts(tmp_path: Path, mlprep_home: Path) -> None:
+def test_the_cli_writes_scripts_and_diagnoses_and_a_rerun_writes_new_ones_beside_the_old(tmp_path: Path, mlprep_home: Path) -> None:
     env = {**os.environ, "MLPREP_BANK": str(FIXTURE_BANK), "COLUMNS": "200"}
     attempt = tmp_path / "add_one.py"
     attempt.write_text("def add_one(x):\n    return x + 2\n")
     folder = tmp_path / "add_one_repro"
     folder.mkdir()
     (folder / "notes.py").write_text("# the learner's own file: kept\n")
-    (folder / "99_stale.py").write_text(f"{MARKER}: from an earlier run\n")
+    (folder / "99_stale.py").write_text(f"{MARKER}: from an earlier run\n")  # mlprep's look, but not this run's: kept too
 
     def grade() -> dict:
         process = subprocess.run([sys.executable, "-m", "mlprep", "grade", "add-one", "--file", str(attempt), "--diagnose", "--repro", "--json"],
@@ -96,14 +96,33 @@ def test_the_cli_writes_scripts_and_diagnoses_and_a_rerun_replaces_only_its_own_
     assert data["diagnosis"]["text"] == "This matches a known mistake: adds two instead of one (adds_two)."
     written = [Path(s["path"]) for s in data["repro"]["scripts"]]
     assert [s["check"] for s in data["repro"]["scripts"]] == [c["name"] for c in data["checks"] if c["status"] == "fail"]
-    assert sorted(p.name for p in folder.iterdir()) == sorted(["notes.py", *(p.name for p in written)])
+    first_run = Path(data["repro"]["folder"])
+    assert first_run.parent == folder and sorted(p.name for p in first_run.iterdir()) == sorted(p.name for p in written)
     run = subprocess.run([sys.executable, str(written[0])], capture_output=True, text=True, timeout=60)
     assert run.returncode == 1 and "DIFFERENT: got: 1 of 1 values differ; first: expected 1, got 2" in run.stdout, run.stdout + run.stderr
 
-    attempt.write_text("def add_one(x):\n    return x + 1.5\n")  # fails other checks now: the old scripts go
+    attempt.write_text("def add_one(x):\n    return x + 1.5\n")  # fails other checks now: a folder of its own, nothing removed
     data = grade()
-    assert sorted(p.name for p in folder.iterdir()) == sorted(["notes.py", *(Path(s["path"]).name for s in data["repro"]["scripts"])])
+    second_run = Path(data["repro"]["folder"])
+    assert second_run != first_run and sorted(p.name for p in second_run.iterdir()) == sorted(Path(s["path"]).name for s in data["repro"]["scripts"])
+    assert sorted(p.name for p in folder.iterdir()) == sorted(["notes.py", "99_stale.py", first_run.name, second_run.name])
+    assert all(p.exists() for p in written)
     assert data["diagnosis"]["matched"] == []
 
     progress = subprocess.run([sys.executable, "-m", "mlprep", "progress"], capture_output=True, text=True, env=env, timeout=60)
     assert "hints used: 1 (add-one 1 diagnosis)" in progress.stdout, progress.stdout
+
+
+def test_repro_scripts_never_go_through_a_link_out_of_the_attempts_folder(tmp_path: Path, mlprep_home: Path) -> None:
+    env = {**os.environ, "MLPREP_BANK": str(FIXTURE_BANK), "COLUMNS": "200"}
+    attempt = tmp_path / "mine" / "add_one.py"
+    attempt.parent.mkdir()
+    attempt.write_text("def add_one(x):\n    return x + 2\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "01_old.py").write_text(f"{MARKER}: someone else's file\n")
+    (attempt.parent / "add_one_repro").symlink_to(elsewhere)
+    process = subprocess.run([sys.executable, "-m", "mlprep", "grade", "add-one", "--file", str(attempt), "--repro"], capture_output=True, text=True,
+                             env=env, timeout=120)
+    assert process.returncode == 2 and "is a symbolic link" in process.stderr, process.stderr
+    assert [p.name for p in elsewhere.iterdir()] == ["01_old.py"]  # nothing written there, nothing removed

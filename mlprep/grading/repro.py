@@ -9,13 +9,15 @@ is computed here, in the judge, and written into the script as data (never the r
 values too large to write out, and inputs given as objects too large to write out, travel in a
 pickle file beside the script.
 
-Scripts go into `<attempt stem>_repro/` next to the attempt; each run replaces the scripts of the
-previous one (only files mlprep wrote there are removed).
+Scripts go into a folder of their own per run, `<attempt stem>_repro/<UTC time>/`, next to the
+attempt: mlprep writes only new files, never through a link, and removes nothing (earlier runs stay
+until you delete them).
 """
 
 from __future__ import annotations
 
 import copy
+import os
 import pickle
 import re
 from dataclasses import dataclass, field
@@ -76,14 +78,6 @@ def _slug(name: str) -> str:
     return slug[:48].rstrip("_") or "check"
 
 
-def _clear(folder: Path) -> None:
-    """Remove the scripts of an earlier run (and their data files); anything else stays."""
-    for old in folder.glob("*.py"):
-        if old.read_text(encoding="utf-8", errors="replace").startswith(MARKER):
-            old.unlink()
-            old.with_suffix(".pickle").unlink(missing_ok=True)
-
-
 def _reference_value(call: Any, text: str, reference: Any) -> Any:
     """What the reference returns on the failing input (run on copies: the input stays as it failed)."""
     if call is not None and not call.is_code:
@@ -95,7 +89,7 @@ def write_repro_scripts(exercise: Exercise, result: GradeResult, attempt: Path) 
     from mlprep.grading.engine import load_module, module_name
     from mlprep.grading import literal
     from mlprep.grading._calls import complete
-    from mlprep.workspace import atomic_write
+    from mlprep.workspace import atomic_create, fresh_folder
 
     attempt = Path(attempt).resolve()
     scripts = ReproScripts(attempt.parent / f"{attempt.stem}_repro")
@@ -103,8 +97,7 @@ def write_repro_scripts(exercise: Exercise, result: GradeResult, attempt: Path) 
     if not failed:
         return scripts
     reference = load_module(module_name("reference", exercise.id), exercise.reference_path)
-    scripts.folder.mkdir(parents=True, exist_ok=True)
-    _clear(scripts.folder)
+    scripts.folder = fresh_folder(scripts.folder)
     for position, check in enumerate(failed, start=1):
         call = getattr(check, "failing_call", None)
         text = check.failing_input
@@ -132,8 +125,8 @@ def write_repro_scripts(exercise: Exercise, result: GradeResult, attempt: Path) 
             got_lines = [f"got = {call.fn}(*DATA['args'], **DATA['kwargs'])"]
         script = scripts.folder / f"{stem}.py"
         if data:
-            atomic_write(scripts.folder / f"{stem}.pickle", pickle.dumps(data))
-        atomic_write(script, _script(exercise, check, attempt, script, got_lines, expected_text, data_file=f"{stem}.pickle" if data else None))
+            atomic_create(scripts.folder / f"{stem}.pickle", pickle.dumps(data))
+        atomic_create(script, _script(exercise, check, attempt, script, got_lines, expected_text, data_file=f"{stem}.pickle" if data else None))
         scripts.written.append((check.name, script))
     return scripts
 
@@ -146,7 +139,7 @@ def _got_lines(text: str) -> list[str]:
 
 def _script(exercise: Exercise, check: Any, attempt: Path, script: Path, got_lines: list[str], expected_text: str, data_file: str | None) -> str:
     message = "\n".join(f"    {line}" if line else "" for line in check.message.replace('"""', "'''").splitlines())
-    relative = Path("..") / attempt.name if attempt.parent == script.parent.parent else attempt
+    relative = Path(os.path.relpath(attempt, script.parent)) if script.parent.is_relative_to(attempt.parent) else attempt
     uses_torch = "torch" in "\n".join(got_lines) or "torch" in expected_text or exercise_uses_torch(exercise)
     tolerance = ""
     if isinstance(check.details.get("rtol"), (int, float)) and isinstance(check.details.get("atol"), (int, float)):

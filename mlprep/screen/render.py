@@ -103,7 +103,7 @@ def grade_summary(result: GradeResult, path: str | None = None, *, headline_only
     if result.device:  # a quiz or a story runs no code: no device, no time
         text.append(f"  ({result.device}, {result.duration_s:.1f}s)", style="dim")
     if path:
-        text.append(f"\n{path}", style="dim")
+        text.append(f"\n{inert(path)}", style="dim")
     return text
 
 
@@ -415,7 +415,7 @@ def grade_line(result: GradeResult, path: str | None = None) -> Text:
     text.append(f"{result.status:<8}", style=STATUS_STYLES.get(result.status, ""))
     text.append(result.id, style="bold")
     if path:
-        text.append(f"  {path}")
+        text.append(f"  {inert(path)}")
     if result.message:
         text.append(f"  {inert(_first_line(result.message))}")
     return text
@@ -615,7 +615,7 @@ def render_interview_report(console: Console, interview: Interview, review_next:
 
 def loop_header(exercise: Exercise, status: str, path: str, position: str | None) -> Panel:
     header = exercise_header(exercise, status)
-    header.append(f"\nyour file: {path}", style="dim")
+    header.append(f"\nyour file: {inert(path)}", style="dim")
     return Panel(header, title=position, title_align="right", expand=False)
 
 
@@ -698,7 +698,7 @@ def loop_screen(
     else:
         from mlprep.screen.markdown import markdown
 
-        body.append(markdown(exercise.prompt()))
+        body.append(markdown(inert(exercise.prompt())))
     return LoopScreen([loop_header(exercise, status, path, position)], body, [*notes, verdict_text(result, checking)])
 
 

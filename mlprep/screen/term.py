@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from mlprep.kinds import kind_of
-from mlprep.text import duration_text, plural
+from mlprep.text import duration_text, inert, plural
 
 if TYPE_CHECKING:
     from mlprep.bank import Exercise
@@ -222,7 +222,7 @@ def rendered_prompt(exercise: Exercise, width: int, color: bool) -> str:
 
     console = Console(file=io.StringIO(), width=width, force_terminal=color, no_color=not color, color_system="standard" if color else None,
                       highlight=False, emoji=False)
-    console.print(markdown(prompt), crop=False)  # a code line wider than the screen runs on: the terminal folds it, whole
+    console.print(markdown(inert(prompt)), crop=False)  # a code line wider than the screen runs on: the terminal folds it, whole
     # rich pads every line to the width: without the padding, a pipe or a narrower window reads clean
     text = re.sub(r" +((?:\x1b\[[0-9;]*m)*)$", r"\1", console.file.getvalue(), flags=re.M)  # type: ignore[attr-defined]
     try:
