@@ -76,6 +76,7 @@ def test_a_checks_limit_is_measured_from_the_reference(tmp_path, add_exercise, m
     """With a generous grade limit, a call that never returns hits the check's own limit: 5 s plus 10x
     the reference's measured time for that check, which is cached in the data folder."""
     monkeypatch.setattr(engine, "_times", {})  # measured afresh, in this test's data folder
+    monkeypatch.setattr(engine, "busier_now", lambda pace_then: 1.0)  # as quiet as when the reference was timed
     path = tmp_path / "slow.py"
     path.write_text("import time\n\ndef add(a, b):\n    time.sleep(60)\n    return a + b\n")
     result = grade_file(add_exercise, path, timeout_s=30)
@@ -358,7 +359,9 @@ def test_a_growth_check_tells_a_quadratic_cost_from_a_linear_one(tmp_path):
     failed = grade_file(exercise, quadratic)
     assert statuses(failed) == {IMPORT_CHECK: "pass", "time grows like the reference's": "fail", "memory grows like the reference's": "fail"}
     timed, memory = failed.checks[1:]
-    assert "rank(x): your code's time grew" in timed.message and "from 300 values to 30,000 values" in timed.message
+    # Measured to the end, or stopped once past the bound (on a busy machine): the same verdict, in words that say which.
+    assert "rank(x): your code's time grew" in timed.message or "rank(x): your code's run at 30,000 values was stopped after" in timed.message
+    assert "300 values" in timed.message and "30,000 values" in timed.message
     assert "a quadratic one about 10,000x" in timed.message and "Allowed: 5x the reference's growth" in timed.message
     assert timed.details["got"] == "its time's growth from 300 values to 30,000 values is more than 5x the reference's"
     assert timed.failing_input == "timed_rank(<your module>, 30000)  # the grader's scenario timed_rank (grow)"
@@ -424,3 +427,20 @@ def adds_one(sub, ctx):
     kept = {getattr(node, "name", None) or getattr(getattr(node, "targets", [None])[0], "id", None) for node in scenario_source(source).body}
     assert {"drive", "helper", "LIMIT"} <= kept and not {"expected", "adds_one", "UNUSED"} & kept
     assert "drive.repro" in __import__("ast").unparse(scenario_source(source))
+
+
+def test_a_busier_machine_scales_every_limit(tmp_path, add_exercise, mlprep_home, monkeypatch):
+    """Three times slower now than when the reference was timed: each check's limit, and the exercise's, are three times theirs."""
+    assert engine.busier_now(None) == 1.0 and engine.busier_now(1e9) == 1.0 and engine.busier_now(1e-9) == engine.MAX_LOAD
+    monkeypatch.setattr(engine, "_times", {})  # measured afresh, in this test's data folder
+    path = tmp_path / "slow.py"
+    path.write_text("import time\n\ndef add(a, b):\n    time.sleep(60)\n    return a + b\n")
+    grade_file(add_exercise, SUBMISSIONS / "correct.py")  # the reference's times, measured and cached
+    monkeypatch.setattr(engine, "busier_now", lambda pace_then: 3.0)
+    result = grade_file(add_exercise, path, timeout_s=40)
+    times = json.loads((mlprep_home / "cache" / "reference-times" / "add.json").read_text())
+    assert times["pace"] > 0
+    first = result.checks[1]
+    limit = 3.0 * (engine.CHECK_FLOOR_S + engine.CHECK_HEADROOM * times["seconds"]["adds float64 arrays"])
+    assert first.status == "timeout" and "times 3: the machine is that much busier now" in first.message
+    assert limit <= first.duration_s < limit + 1.0

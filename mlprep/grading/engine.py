@@ -117,10 +117,13 @@ SHRINK_PER_GRADE_S = 2.0  # all the shrinking of one grade together: a failing g
 
 class Budget:
     """The time left for one grade; checks draw their limits from it, and shrinking (extra work the
-    reference's timing does not cover) draws extensions from a small allowance of its own."""
+    reference's timing does not cover) draws extensions from a small allowance of its own. `load`: how
+    many times slower this machine runs now than when the reference's times were measured (>= 1), which
+    the limits are scaled by: a busy machine gives a correct solution the time a quiet one would."""
 
-    def __init__(self, limit_s: float):
+    def __init__(self, limit_s: float, load: float = 1.0):
         self.limit_s = limit_s
+        self.load = load
         self.deadline = time.monotonic() + limit_s
         self.shrink_left_s = SHRINK_PER_GRADE_S
 
@@ -168,9 +171,11 @@ def grade_file(exercise: Exercise, path: Path, *, device: str = "auto", timeout_
         return _internal(exercise.id, f"the grader of {exercise.id} could not be loaded: {type(exc).__name__}: {exc}", started)
     if unparsable is not None:
         return _not_imported(exercise, runs, unparsable, 0.0, "", device, started)
-    limit = float(timeout_s) if timeout_s is not None else exercise.timeout_s
-    measured = reference_times(exercise, runs, reference, device)
-    return _grade(exercise, path, runs, reference, device, Budget(limit), measured, started)
+    measured, pace_then = reference_times(exercise, runs, reference, device)
+    load = busier_now(pace_then)
+    # The exercise's limit scales with the machine's load; one given with --timeout is the user's, as given.
+    limit = float(timeout_s) if timeout_s is not None else exercise.timeout_s * load
+    return _grade(exercise, path, runs, reference, device, Budget(limit, load), measured, started)
 
 
 def _grade(exercise: Exercise, path: Path, runs: list, reference: ModuleType, device: str, budget: Budget,
@@ -287,10 +292,11 @@ def _check_limit(name: str, measured: dict[str, float], budget: Budget) -> tuple
     whole = f"what was left of the time limit for the whole grade ({budget.limit_s:g} s)"
     if name not in measured:
         return remaining, whole
-    limit = CHECK_FLOOR_S + CHECK_HEADROOM * measured[name]
+    limit = (CHECK_FLOOR_S + CHECK_HEADROOM * measured[name]) * budget.load
     if limit >= remaining:
         return remaining, whole
-    return limit, f"{CHECK_FLOOR_S:g} s plus {CHECK_HEADROOM:g}x the {measured[name]:.2g} s the reference takes for this check"
+    busy = f", times {budget.load:.2g}: the machine is that much busier now than when the reference was timed" if budget.load > 1.05 else ""
+    return limit, f"{CHECK_FLOOR_S:g} s plus {CHECK_HEADROOM:g}x the {measured[name]:.2g} s the reference takes for this check{busy}"
 
 
 def _run_check(name: str, spec: CheckSpec, device: str, sandbox: Sandbox, reference: ModuleType, reference_config: SandboxConfig,
@@ -310,7 +316,7 @@ def _run_check(name: str, spec: CheckSpec, device: str, sandbox: Sandbox, refere
             raise GraderDefect(f"the reference could not start in a sandbox: {problem}") from None
         return Submission(reference_sandboxes[-1], device, max(budget.remaining(), limit))
 
-    ctx = Context(device, reference, reference_sandbox)
+    ctx = Context(device, reference, reference_sandbox, load=budget.load)
     status, message, details, failing = "pass", "", {}, None
     timed_out: set[str] = set()
     try:
@@ -406,45 +412,73 @@ def _times_file(exercise: Exercise) -> Path:
     return data_dir() / "cache" / "reference-times" / f"{exercise.id}.json"
 
 
-def reference_times(exercise: Exercise, runs: list, reference: ModuleType, device: str) -> dict[str, float]:
-    """Seconds the reference takes for each check on this machine: measured by grading the reference
-    itself (once per grader, reference and toolkit version, then cached in the data folder), {} when
-    that fails (each check then gets what is left of the grade's budget)."""
+PACE_WORK = 200_000  # iterations of a fixed bit of Python: about 10 ms on a quiet machine of today
+
+
+def pace() -> float:
+    """Seconds this machine takes for a fixed bit of work, now: on a busy machine, several times what it
+    takes on a quiet one (the processes share the cores)."""
+    start = time.perf_counter()
+    total = 0
+    for i in range(PACE_WORK):
+        total += i * i
+    return time.perf_counter() - start
+
+
+MAX_LOAD = 20.0  # beyond this the machine is not busy but stalled: a time limit still ends the grade
+
+
+def busier_now(pace_then: float | None) -> float:
+    """How many times slower the machine runs now than at `pace_then` (>= 1; 1 when it is unknown)."""
+    if not pace_then:
+        return 1.0
+    return min(max(pace() / pace_then, 1.0), MAX_LOAD)
+
+
+def reference_times(exercise: Exercise, runs: list, reference: ModuleType, device: str) -> tuple[dict[str, float], float | None]:
+    """Seconds the reference takes for each check on this machine, and the machine's pace() when they were
+    measured: by grading the reference itself (once per grader, reference and toolkit version, then
+    cached in the data folder); ({}, None) when that fails (each check then gets what is left of the
+    grade's budget)."""
     with _times_lock:
         lock = _exercise_locks.setdefault(exercise.id, threading.Lock())
     with lock:  # concurrent grades of one exercise (the self-check) measure it once
         try:
             key = version_key(exercise, device)
         except OSError:
-            return {}
+            return {}, None
         if key not in _times:
             _times[key] = _load_times(exercise, key)
         wanted = [name for name, _, _, runnable in runs if runnable]
-        if any(name not in _times[key] for name in wanted):
+        if any(name not in _times[key]["seconds"] for name in wanted):
+            paced = pace()
             result = _grade(exercise, exercise.reference_path, runs, reference, device, Budget(exercise.timeout_s), {}, time.perf_counter())
             if not result.passed:
-                return {}
-            _times[key].update({c.name: round(c.duration_s, 4) for c in result.checks if c.status == "pass" and c.name != IMPORT_CHECK})
+                return {}, None
+            _times[key]["seconds"].update({c.name: round(c.duration_s, 4) for c in result.checks if c.status == "pass" and c.name != IMPORT_CHECK})
+            _times[key]["pace"] = min(paced, pace())  # the quieter of the two: the grade itself loads the machine
             _save_times(exercise, key, _times[key])
-        return dict(_times[key])
+        return dict(_times[key]["seconds"]), _times[key].get("pace")
 
 
-def _load_times(exercise: Exercise, key: str) -> dict[str, float]:
+def _load_times(exercise: Exercise, key: str) -> dict:
     try:
         data = json.loads(_times_file(exercise).read_text(encoding="utf-8"))
         if data.get("key") == key and isinstance(data.get("seconds"), dict):
-            return {str(k): float(v) for k, v in data["seconds"].items() if isinstance(v, (int, float)) and v >= 0}
+            seconds = {str(k): float(v) for k, v in data["seconds"].items() if isinstance(v, (int, float)) and v >= 0}
+            paced = data.get("pace")
+            return {"seconds": seconds, "pace": float(paced) if isinstance(paced, (int, float)) and paced > 0 else None}
     except (OSError, ValueError, TypeError, AttributeError):
         pass
-    return {}
+    return {"seconds": {}, "pace": None}
 
 
-def _save_times(exercise: Exercise, key: str, seconds: dict[str, float]) -> None:
+def _save_times(exercise: Exercise, key: str, times: dict) -> None:
     """Best effort: a data folder that cannot be written only means measuring again next time."""
     from mlprep.workspace import atomic_write
 
     try:
-        atomic_write(_times_file(exercise), json.dumps({"key": key, "seconds": seconds}, indent=1, sort_keys=True))
+        atomic_write(_times_file(exercise), json.dumps({"key": key, **times}, indent=1, sort_keys=True))
     except OSError:
         pass
 

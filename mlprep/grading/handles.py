@@ -180,8 +180,9 @@ def _mark_device(value: Any, device: str) -> None:
 class Context:
     """What a check knows besides the submission: the device, the reference, seeded randomness."""
 
-    def __init__(self, device: str, reference: Any, reference_sandbox: Callable[[], Submission] | None = None):
+    def __init__(self, device: str, reference: Any, reference_sandbox: Callable[[], Submission] | None = None, load: float = 1.0):
         self.device = device
+        self.load = load  # how many times slower the machine runs now than when the reference was timed (>= 1): slack scales with it
         self.reference = reference
         self.interface = Interface(reference)
         self._reference_sandbox = reference_sandbox
