@@ -106,6 +106,7 @@ class GradeResult:
     device: str = "cpu"
     duration_s: float = 0.0
     internal_error: bool = False  # a defect in mlprep or the grader, not the learner's fault
+    time_limit_s: float = 0.0  # the grade's time limit as it ran (the exercise's, scaled by the machine's load then); 0: none
 
     def __post_init__(self) -> None:
         self.message, self.output = clean_text(self.message), clean_text(self.output)
@@ -131,6 +132,7 @@ class GradeResult:
             device=data.get("device", "cpu"),
             duration_s=float(data.get("duration_s", 0.0)),
             internal_error=bool(data.get("internal_error", False)),
+            time_limit_s=float(data.get("time_limit_s", 0.0)),
         )
 
     def to_json(self) -> str:

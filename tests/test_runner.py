@@ -76,11 +76,11 @@ def test_a_checks_limit_is_measured_from_the_reference(tmp_path, add_exercise, m
     """With a generous grade limit, a call that never returns hits the check's own limit: 5 s plus 10x
     the reference's measured time for that check, which is cached in the data folder."""
     monkeypatch.setattr(engine, "_times", {})  # measured afresh, in this test's data folder
-    monkeypatch.setattr(engine, "busier_now", lambda pace_then: 1.0)  # as quiet as when the reference was timed
+    monkeypatch.setattr(engine, "contention", lambda: 1.0)  # a quiet machine
     path = tmp_path / "slow.py"
     path.write_text("import time\n\ndef add(a, b):\n    time.sleep(60)\n    return a + b\n")
     result = grade_file(add_exercise, path, timeout_s=30)
-    times = json.loads((mlprep_home / "cache" / "reference-times" / "add.json").read_text())["seconds"]
+    times = json.loads((mlprep_home / "cache" / "reference-times" / "add.json").read_text())["quiet_seconds"]
     assert set(times) == {"adds float64 arrays", "adds integers", "inputs unchanged"}
     first = result.checks[1]
     limit = engine.CHECK_FLOOR_S + engine.CHECK_HEADROOM * times["adds float64 arrays"]
@@ -430,17 +430,17 @@ def adds_one(sub, ctx):
 
 
 def test_a_busier_machine_scales_every_limit(tmp_path, add_exercise, mlprep_home, monkeypatch):
-    """Three times slower now than when the reference was timed: each check's limit, and the exercise's, are three times theirs."""
-    assert engine.busier_now(None) == 1.0 and engine.busier_now(1e9) == 1.0 and engine.busier_now(1e-9) == engine.MAX_LOAD
+    """Three times busier than a quiet machine: each check's limit, and the exercise's, are three times theirs."""
+    assert 1.0 <= engine.contention() <= engine.MAX_LOAD
     monkeypatch.setattr(engine, "_times", {})  # measured afresh, in this test's data folder
     path = tmp_path / "slow.py"
     path.write_text("import time\n\ndef add(a, b):\n    time.sleep(60)\n    return a + b\n")
-    grade_file(add_exercise, SUBMISSIONS / "correct.py")  # the reference's times, measured and cached
-    monkeypatch.setattr(engine, "busier_now", lambda pace_then: 3.0)
+    monkeypatch.setattr(engine, "contention", lambda: 3.0)
+    correct = grade_file(add_exercise, SUBMISSIONS / "correct.py")  # the reference's times measured, divided by the load then, and cached
+    assert correct.time_limit_s == 3.0 * add_exercise.timeout_s
     result = grade_file(add_exercise, path, timeout_s=40)
-    times = json.loads((mlprep_home / "cache" / "reference-times" / "add.json").read_text())
-    assert times["pace"] > 0
+    quiet = json.loads((mlprep_home / "cache" / "reference-times" / "add.json").read_text())["quiet_seconds"]["adds float64 arrays"]
     first = result.checks[1]
-    limit = 3.0 * (engine.CHECK_FLOOR_S + engine.CHECK_HEADROOM * times["seconds"]["adds float64 arrays"])
-    assert first.status == "timeout" and "times 3: the machine is that much busier now" in first.message
+    limit = 3.0 * (engine.CHECK_FLOOR_S + engine.CHECK_HEADROOM * quiet)
+    assert first.status == "timeout" and "times 3: the machine is that much busier than a quiet one now" in first.message
     assert limit <= first.duration_s < limit + 1.0

@@ -64,7 +64,7 @@ def test_a_reference_that_uses_most_of_the_time_limit_is_a_problem():
 
     assert reference_taking(0.1 * exercise.timeout_s).ok
     slow = reference_taking(REFERENCE_SHARE_OF_LIMIT * exercise.timeout_s)
-    assert not slow.ok and any("of the exercise's 3 s time limit: raise timeout_s" in p for p in slow.problems)
+    assert not slow.ok and any("of the grade's 3 s time limit (timeout_s 3 s): raise timeout_s" in p for p in slow.problems)
 
 
 def _debug_bank(tmp_path: Path) -> Path:

@@ -112,7 +112,7 @@ def growth_check(sub: Submission, ctx: Context, scenario: Callable, small_args: 
     repeats (7, 3): a small run takes milliseconds, so the best of several is what survives a busy machine).
     The learner's run at the large size is stopped once it takes longer than the bound allows (max_growth x
     the reference's growth x the learner's own time at the small size, plus GROWTH_SLACK_S times the machine's
-    load, see Context.load), or than what is
+    contention, Context.load), or than what is
     left of the check's time limit, and the check fails: a quadratic solution costs that bound, and on a
     busy machine still fails rather than timing out (the same verdict, for the diagnosis). So choose the sizes such that
     a quadratic solution is quick at the small one (the bound is proportional to that time), and the large

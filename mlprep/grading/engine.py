@@ -117,9 +117,9 @@ SHRINK_PER_GRADE_S = 2.0  # all the shrinking of one grade together: a failing g
 
 class Budget:
     """The time left for one grade; checks draw their limits from it, and shrinking (extra work the
-    reference's timing does not cover) draws extensions from a small allowance of its own. `load`: how
-    many times slower this machine runs now than when the reference's times were measured (>= 1), which
-    the limits are scaled by: a busy machine gives a correct solution the time a quiet one would."""
+    reference's timing does not cover) draws extensions from a small allowance of its own. `load`: the
+    machine's contention() now (>= 1), which the checks' limits are scaled by: a busy machine gives a
+    correct solution the time a quiet one would."""
 
     def __init__(self, limit_s: float, load: float = 1.0):
         self.limit_s = limit_s
@@ -171,9 +171,9 @@ def grade_file(exercise: Exercise, path: Path, *, device: str = "auto", timeout_
         return _internal(exercise.id, f"the grader of {exercise.id} could not be loaded: {type(exc).__name__}: {exc}", started)
     if unparsable is not None:
         return _not_imported(exercise, runs, unparsable, 0.0, "", device, started)
-    measured, pace_then = reference_times(exercise, runs, reference, device)
-    load = busier_now(pace_then)
-    # The exercise's limit scales with the machine's load; one given with --timeout is the user's, as given.
+    measured = reference_times(exercise, runs, reference, device)
+    load = contention()
+    # The exercise's limit (a quiet machine's) scales with the machine's load now; one given with --timeout is the user's, as given.
     limit = float(timeout_s) if timeout_s is not None else exercise.timeout_s * load
     return _grade(exercise, path, runs, reference, device, Budget(limit, load), measured, started)
 
@@ -199,12 +199,12 @@ def _grade(exercise: Exercise, path: Path, runs: list, reference: ModuleType, de
             message = f"your file does not define {names} (the exercise asks for {', '.join(exercise.functions)})"
             checks.append(CheckResult(IMPORT_CHECK, "error", message, {"missing": sandbox.missing}, time.perf_counter() - import_started))
             checks += [CheckResult(name, "skip", f"not run: {names} missing") for name, *_ in runs]
-            return _result(exercise, checks, sandbox, device, started)
+            return _result(exercise, checks, sandbox, device, started, budget)
         if sandbox.leftover_processes():
             message = "importing your file started processes that kept running; start no processes at import time"
             checks.append(CheckResult(IMPORT_CHECK, "error", message, {}, time.perf_counter() - import_started))
             checks += [CheckResult(name, "skip", "not run: your file did not import cleanly") for name, *_ in runs]
-            return _result(exercise, checks, sandbox, device, started)
+            return _result(exercise, checks, sandbox, device, started, budget)
         checks.append(CheckResult(IMPORT_CHECK, "pass", "", {}, time.perf_counter() - import_started))
 
         for name, spec, dev, runnable in runs:
@@ -237,7 +237,7 @@ def _grade(exercise: Exercise, path: Path, runs: list, reference: ModuleType, de
             checks.append(result)
     finally:
         sandbox.close()
-    result = _result(exercise, checks, sandbox, device, started)
+    result = _result(exercise, checks, sandbox, device, started, budget)
     result.internal_error = internal
     if internal:
         result.message = "internal error in mlprep (not your code): " + result.message
@@ -295,7 +295,7 @@ def _check_limit(name: str, measured: dict[str, float], budget: Budget) -> tuple
     limit = (CHECK_FLOOR_S + CHECK_HEADROOM * measured[name]) * budget.load
     if limit >= remaining:
         return remaining, whole
-    busy = f", times {budget.load:.2g}: the machine is that much busier now than when the reference was timed" if budget.load > 1.05 else ""
+    busy = f", times {budget.load:.2g}: the machine is that much busier than a quiet one now" if budget.load > 1.05 else ""
     return limit, f"{CHECK_FLOOR_S:g} s plus {CHECK_HEADROOM:g}x the {measured[name]:.2g} s the reference takes for this check{busy}"
 
 
@@ -412,73 +412,63 @@ def _times_file(exercise: Exercise) -> Path:
     return data_dir() / "cache" / "reference-times" / f"{exercise.id}.json"
 
 
-PACE_WORK = 200_000  # iterations of a fixed bit of Python: about 10 ms on a quiet machine of today
-
-
-def pace() -> float:
-    """Seconds this machine takes for a fixed bit of work, now: on a busy machine, several times what it
-    takes on a quiet one (the processes share the cores)."""
-    start = time.perf_counter()
-    total = 0
-    for i in range(PACE_WORK):
-        total += i * i
-    return time.perf_counter() - start
-
-
+CONTENTION_WORK = 200_000  # iterations of a fixed bit of Python: about 10 ms of one core
 MAX_LOAD = 20.0  # beyond this the machine is not busy but stalled: a time limit still ends the grade
 
 
-def busier_now(pace_then: float | None) -> float:
-    """How many times slower the machine runs now than at `pace_then` (>= 1; 1 when it is unknown)."""
-    if not pace_then:
-        return 1.0
-    return min(max(pace() / pace_then, 1.0), MAX_LOAD)
+def contention() -> float:
+    """How many times longer work takes on this machine now than its own CPU time (>= 1): about 1 on a
+    quiet machine, 5 with four busy processes per core (they share the cores), whatever the machine's speed."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    total = 0
+    for i in range(CONTENTION_WORK):
+        total += i * i
+    wall, cpu = time.perf_counter() - wall, max(time.process_time() - cpu, 1e-6)
+    return min(max(wall / cpu, 1.0), MAX_LOAD)
 
 
-def reference_times(exercise: Exercise, runs: list, reference: ModuleType, device: str) -> tuple[dict[str, float], float | None]:
-    """Seconds the reference takes for each check on this machine, and the machine's pace() when they were
-    measured: by grading the reference itself (once per grader, reference and toolkit version, then
-    cached in the data folder); ({}, None) when that fails (each check then gets what is left of the
-    grade's budget)."""
+def reference_times(exercise: Exercise, runs: list, reference: ModuleType, device: str) -> dict[str, float]:
+    """Seconds the reference takes for each check on this machine when it is quiet: measured by grading
+    the reference itself, divided by the machine's contention() then (once per grader, reference and
+    toolkit version, then cached in the data folder); {} when that fails (each check then gets what is
+    left of the grade's budget)."""
     with _times_lock:
         lock = _exercise_locks.setdefault(exercise.id, threading.Lock())
     with lock:  # concurrent grades of one exercise (the self-check) measure it once
         try:
             key = version_key(exercise, device)
         except OSError:
-            return {}, None
+            return {}
         if key not in _times:
             _times[key] = _load_times(exercise, key)
         wanted = [name for name, _, _, runnable in runs if runnable]
-        if any(name not in _times[key]["seconds"] for name in wanted):
-            paced = pace()
-            result = _grade(exercise, exercise.reference_path, runs, reference, device, Budget(exercise.timeout_s), {}, time.perf_counter())
+        if any(name not in _times[key] for name in wanted):
+            load = contention()
+            result = _grade(exercise, exercise.reference_path, runs, reference, device, Budget(exercise.timeout_s * load, load), {}, time.perf_counter())
             if not result.passed:
-                return {}, None
-            _times[key]["seconds"].update({c.name: round(c.duration_s, 4) for c in result.checks if c.status == "pass" and c.name != IMPORT_CHECK})
-            _times[key]["pace"] = min(paced, pace())  # the quieter of the two: the grade itself loads the machine
+                return {}
+            load = (load + contention()) / 2  # before and after: the grade itself is part of what runs
+            _times[key].update({c.name: round(c.duration_s / load, 4) for c in result.checks if c.status == "pass" and c.name != IMPORT_CHECK})
             _save_times(exercise, key, _times[key])
-        return dict(_times[key]["seconds"]), _times[key].get("pace")
+        return dict(_times[key])
 
 
-def _load_times(exercise: Exercise, key: str) -> dict:
+def _load_times(exercise: Exercise, key: str) -> dict[str, float]:
     try:
         data = json.loads(_times_file(exercise).read_text(encoding="utf-8"))
-        if data.get("key") == key and isinstance(data.get("seconds"), dict):
-            seconds = {str(k): float(v) for k, v in data["seconds"].items() if isinstance(v, (int, float)) and v >= 0}
-            paced = data.get("pace")
-            return {"seconds": seconds, "pace": float(paced) if isinstance(paced, (int, float)) and paced > 0 else None}
+        if data.get("key") == key and isinstance(data.get("quiet_seconds"), dict):
+            return {str(k): float(v) for k, v in data["quiet_seconds"].items() if isinstance(v, (int, float)) and v >= 0}
     except (OSError, ValueError, TypeError, AttributeError):
         pass
-    return {"seconds": {}, "pace": None}
+    return {}
 
 
-def _save_times(exercise: Exercise, key: str, times: dict) -> None:
+def _save_times(exercise: Exercise, key: str, seconds: dict[str, float]) -> None:
     """Best effort: a data folder that cannot be written only means measuring again next time."""
     from mlprep.workspace import atomic_write
 
     try:
-        atomic_write(_times_file(exercise), json.dumps({"key": key, **times}, indent=1, sort_keys=True))
+        atomic_write(_times_file(exercise), json.dumps({"key": key, "quiet_seconds": seconds}, indent=1, sort_keys=True))
     except OSError:
         pass
 
@@ -490,7 +480,7 @@ def _devices_used(device: str) -> str:
     return "cuda" if device == "cuda" else "cpu+cuda"
 
 
-def _result(exercise: Exercise, checks: list[CheckResult], sandbox: Sandbox, device: str, started: float) -> GradeResult:
+def _result(exercise: Exercise, checks: list[CheckResult], sandbox: Sandbox, device: str, started: float, budget: Budget) -> GradeResult:
     return GradeResult(
         id=exercise.id,
         status=overall_status(checks),
@@ -499,4 +489,5 @@ def _result(exercise: Exercise, checks: list[CheckResult], sandbox: Sandbox, dev
         output=sandbox.output_text(),
         device=_devices_used(device),
         duration_s=time.perf_counter() - started,
+        time_limit_s=round(budget.limit_s, 2),
     )

@@ -182,7 +182,7 @@ class Context:
 
     def __init__(self, device: str, reference: Any, reference_sandbox: Callable[[], Submission] | None = None, load: float = 1.0):
         self.device = device
-        self.load = load  # how many times slower the machine runs now than when the reference was timed (>= 1): slack scales with it
+        self.load = load  # the machine's contention now (>= 1; about 1 when quiet): a timing's slack scales with it
         self.reference = reference
         self.interface = Interface(reference)
         self._reference_sandbox = reference_sandbox

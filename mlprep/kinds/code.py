@@ -115,10 +115,10 @@ class CodeKind(Kind):
                 report.reference = result.status
                 if not result.passed:
                     report.problems.append(f"reference does not pass: {result.message}")
-                used = sum(c.duration_s for c in result.checks)
-                if used > exercise.timeout_s * REFERENCE_SHARE_OF_LIMIT:
-                    report.problems.append(f"the reference's checks take {used:.1f} s of the exercise's {exercise.timeout_s:g} s time limit: raise"
-                                           " timeout_s, or a correct but slower solution runs out of time")
+                used, limit = sum(c.duration_s for c in result.checks), result.time_limit_s or exercise.timeout_s
+                if used > limit * REFERENCE_SHARE_OF_LIMIT:  # the limit as the grade ran: the exercise's, scaled by the machine's load then
+                    report.problems.append(f"the reference's checks take {used:.1f} s of the grade's {limit:g} s time limit (timeout_s {exercise.timeout_s:g} s):"
+                                           " raise timeout_s, or a correct but slower solution runs out of time")
             elif item.role == "stub":
                 report.stub = result.status
                 if result.passed:
