@@ -715,6 +715,9 @@ def selfcheck(
     bank_path: Annotated[
         Path | None, typer.Option("--bank", help="Check this bank folder only (an exercise pack's, say) instead of the banks in use.", show_default=False)
     ] = None,
+    changed: Annotated[
+        bool, typer.Option("--changed", help="Prove only the exercises whose files (or mlprep's own) changed since their last good proof; the rest from the cache.")
+    ] = False,
 ) -> None:
     """Prove the bank is consistent: each reference passes, each stub and known bug fails, each
     alternative passes; prints which check caught which bug. Exit 1 on any miss."""
@@ -727,7 +730,7 @@ def selfcheck(
     broken = [(name, reason) for name, reason in bank.broken if not ids or name in ids]
     for name, reason in broken:
         _warn(f"exercise {name!r} is broken: {reason}")
-    report = _prove(bank, ids, device.value)
+    report = _prove(bank, ids, device.value, changed_only=changed)
     _selfcheck_output(report, broken, report_path=report_path, as_json=as_json, verbose=verbose)
     if not report.ok or broken:
         _exit(ExitStatus.FAILED)
@@ -755,14 +758,14 @@ def _selfcheck_output(report: "SelfCheckReport", broken: list[tuple[str, str]], 
         render_selfcheck(_stdout(), report, verbose=verbose)
 
 
-def _prove(bank: Bank, ids: list[str], device: str) -> "SelfCheckReport":
+def _prove(bank: Bank, ids: list[str], device: str, *, changed_only: bool) -> "SelfCheckReport":
     from mlprep.grading.engine import require_device
     from mlprep.kinds.selfcheck import run_selfcheck  # heavy: imports the grading toolkit
 
     require_device(device)
     with _progress_bar("self-check") as bar:
         task = bar.add_task("", total=None)
-        return run_selfcheck(bank, ids or None, device=device, on_planned=lambda total: bar.update(task, total=total),
+        return run_selfcheck(bank, ids or None, device=device, changed_only=changed_only, on_planned=lambda total: bar.update(task, total=total),
                              on_result=lambda exercise_id, variant, result: bar.update(task, advance=1, description=f"{exercise_id} {variant}: {result.status}"))
 
 

@@ -586,16 +586,16 @@ def test_selfcheck_passes_options_through_and_a_broken_exercise_is_a_miss(tmp_pa
     from mlprep.kinds import selfcheck
     from mlprep.kinds.proof import ExerciseSelfCheck
 
-    def run_selfcheck(bank, ids=None, *, device="auto", on_planned=None, on_result=None):
-        calls.append((ids, device))
+    def run_selfcheck(bank, ids=None, *, device="auto", changed_only=False, on_planned=None, on_result=None):
+        calls.append((ids, device, changed_only))
         on_planned(1)
         on_result("add-one", "reference", GradeResult("add-one", "pass", "", [], duration_s=0.5))
         return selfcheck.SelfCheckReport([ExerciseSelfCheck("add-one", reference="pass", stub="error")] if ids else [], submissions=1, wall_s=0.5)
 
     monkeypatch.setattr(selfcheck, "run_selfcheck", run_selfcheck)
-    fine = run("selfcheck", "add-one", "--device", "cpu")
+    fine = run("selfcheck", "add-one", "--device", "cpu", "--changed")
     assert fine.exit_code == 0, fine.output
-    assert calls == [(["add-one"], "cpu")]
+    assert calls == [(["add-one"], "cpu", True)]
     bank = tmp_path / "bank"
     shutil.copytree(cli_environment, bank)
     (bank / "exercises" / "half-done").mkdir()

@@ -108,3 +108,30 @@ def test_planted_bugs_belong_to_debug_exercises_and_a_debug_exercise_needs_them(
     bugs.write_text(bugs.read_text().replace('summary = "a - b instead of a + b"\n', 'summary = "a - b instead of a + b"\nplanted = true\n'))
     report = run_selfcheck(load_bank(bank), ["add"])
     assert any("only a debug exercise has planted bugs" in p for p in report.exercises[0].problems)
+
+
+def test_changed_proves_only_what_changed_since_the_last_proof_that_held(tmp_path):
+    """`selfcheck --changed`: a cold cache proves everything; an unchanged exercise comes from the cache;
+    an edit to any file of an exercise proves it again; a proof with a problem is never cached."""
+    bank = tmp_path / "bank"
+    shutil.copytree(FIXTURES / "runner_bank", bank)
+    ids = ["add", "softplus"]
+
+    cold = run_selfcheck(load_bank(bank), ids, changed_only=True)
+    assert cold.ok and cold.submissions > 0 and not any(e.cached for e in cold.exercises)
+    warm = run_selfcheck(load_bank(bank), ids, changed_only=True)
+    assert warm.submissions == 0 and all(e.cached for e in warm.exercises)
+    assert warm.to_dict()["exercises"] == [{**e, "cached": True} for e in cold.to_dict()["exercises"]]
+    assert not any(e.cached for e in run_selfcheck(load_bank(bank), ids).exercises)  # the default run proves everything
+
+    reference = bank / "solutions" / "add" / "reference.py"
+    reference.write_text(reference.read_text() + "\n# an edit\n")
+    edited = run_selfcheck(load_bank(bank), ids, changed_only=True)
+    assert {e.id: e.cached for e in edited.exercises} == {"add": False, "softplus": True}
+
+    (bank / "solutions" / "add" / "bugs.toml").write_text(
+        '[[bug]]\nname = "harmless"\nsummary = "a comment"\n[[bug.edit]]\nold = "return a + b"\nnew = "return a + b  # same"\n'
+    )
+    for _ in range(2):  # the miss is proved (and reported) each time
+        missed = run_selfcheck(load_bank(bank), ["add"], changed_only=True)
+        assert not missed.ok and not missed.exercises[0].cached and missed.submissions > 0

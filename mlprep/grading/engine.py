@@ -67,8 +67,12 @@ def collect_checks(grader: ModuleType) -> list[CheckSpec]:
 
 
 def cuda_available() -> bool:
-    torch = sys.modules.get("torch")
-    return bool(torch is not None and torch.cuda.is_available())
+    """Whether torch, where something has imported it, sees a GPU (without torch nothing runs on one)."""
+    if "torch" not in sys.modules:
+        return False
+    import torch  # waits for an import another thread has under way (sys.modules holds it half-initialised)
+
+    return bool(torch.cuda.is_available())
 
 
 def require_device(device: str) -> None:

@@ -66,7 +66,16 @@ class ExerciseSelfCheck:
     duration_s: float = 0.0
     grades: dict[str, dict] = field(default_factory=dict)  # "bug NAME", "alternative NAME", "reference"... -> the full grade
     kind: str = "code"
+    cached: bool = False  # from the cache of proofs: nothing it depends on changed since it was proved
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    @classmethod
+    def from_dict(cls, data: dict) -> ExerciseSelfCheck:
+        fields = {key: value for key, value in data.items() if key in cls.__dataclass_fields__}
+        fields["bugs"] = [BugOutcome(**b) for b in data.get("bugs", [])]
+        fields["alternatives"] = [VariantOutcome(**a) for a in data.get("alternatives", [])]
+        fields["generated"] = [VariantOutcome(**g) for g in data.get("generated", [])]
+        return cls(**fields)

@@ -4,10 +4,15 @@ Each exercise's kind says what it grades (`to_grade`: for code, the reference, t
 bug, every alternative and a generated file whose functions return None) and what those grades must
 show (`prove`; see mlprep.kinds.code, .debug, .quiz, .story). Here they are graded, in parallel
 over the cores through one fork server, and each exercise's proof is collected into one report.
+A proof that holds is cached in the data folder, keyed by the content of everything it depends on:
+`mlprep selfcheck --changed` proves only what changed since (a cold cache proves everything).
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import os
 import tempfile
 import time
@@ -60,18 +65,22 @@ def selfcheck_exercises(bank: Bank, ids: list[str] | None = None) -> list[Exerci
     return [bank.get(i) for i in ids] if ids else list(bank.exercises)
 
 
-def run_selfcheck(bank: Bank, ids: list[str] | None = None, *, device: str = "auto", jobs: int | None = None,
+def run_selfcheck(bank: Bank, ids: list[str] | None = None, *, device: str = "auto", jobs: int | None = None, changed_only: bool = False,
                   on_planned: Callable[[int], None] | None = None, on_result: Callable[[str, str, GradeResult], None] | None = None) -> SelfCheckReport:
     """Prove the exercises named (or all): `on_planned(n)` once the n submissions to grade are known,
-    `on_result(exercise id, variant, grade)` as each is graded."""
+    `on_result(exercise id, variant, grade)` as each is graded. Each proof that holds is cached, keyed by
+    the content of the exercise's files and of mlprep's own; `changed_only`: an exercise whose cached
+    proof has the same key is not proved again (its outcome comes from the cache, marked so)."""
     from mlprep.grading.engine import grade_file
 
     started = time.perf_counter()
     exercises = selfcheck_exercises(bank, ids)
+    keys = {e.id: proof_key(e, _devices(device)) for e in exercises}
+    cached = {e.id: outcome for e in exercises if changed_only and (outcome := _cached_proof(e, keys[e.id])) is not None}
     with tempfile.TemporaryDirectory(prefix="mlprep-selfcheck-") as tmp:
         plan: list[tuple[Exercise, ToGrade]] = []
         setup_problems: dict[str, list[str]] = {}
-        for exercise in exercises:
+        for exercise in (e for e in exercises if e.id not in cached):
             try:
                 plan += [(exercise, item) for item in kind_of(exercise).to_grade(exercise, Path(tmp))]
             except MlprepError as exc:
@@ -92,8 +101,79 @@ def run_selfcheck(bank: Bank, ids: list[str] | None = None, *, device: str = "au
 
     reports = []
     for exercise in exercises:
+        if exercise.id in cached:
+            reports.append(cached[exercise.id])
+            continue
         outcomes = [(item, result) for (planned, item), result in graded if planned is exercise]
         report = kind_of(exercise).prove(exercise, outcomes, device)
         report.problems = setup_problems.get(exercise.id, []) + report.problems
+        if report.ok:
+            _cache_proof(exercise, keys[exercise.id], report)
         reports.append(report)
     return SelfCheckReport(reports, submissions=len(plan), wall_s=time.perf_counter() - started)
+
+
+# -- the cache of proofs ------------------------------------------------------------------------------
+
+PROOF_FORMAT = 1
+
+
+@functools.cache
+def _mlprep_digest() -> str:
+    """mlprep's own sources, hashed once per process."""
+    digest = hashlib.sha256(f"proof {PROOF_FORMAT}".encode())
+    package = Path(__file__).resolve().parents[1]
+    for file in sorted(package.rglob("*.py")):
+        digest.update(str(file.relative_to(package)).encode() + b"\0" + file.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _devices(device: str) -> str:
+    """The devices a proof ran on: a proof on a machine with a GPU is not one on a machine without."""
+    if device == "cpu":
+        return "cpu"
+    try:
+        import torch
+    except ImportError:
+        return f"{device} without torch"
+    return f"{device} cuda={torch.cuda.is_available()}"
+
+
+def proof_key(exercise: Exercise, machine: str) -> str:
+    """What a proof depends on: every file of the exercise (its folder, its solutions, its grader), mlprep's
+    own sources, and the devices it ran on."""
+    digest = hashlib.sha256(f"{_mlprep_digest()} {machine}".encode())
+    for folder in (exercise.dir, exercise.solution_dir):
+        for file in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+            digest.update(str(file.relative_to(exercise.root)).encode() + b"\0" + file.read_bytes() + b"\0")
+    if exercise.grader_path.is_file():
+        digest.update(exercise.grader_path.read_bytes())
+    return digest.hexdigest()
+
+
+def _proof_file(exercise: Exercise) -> Path:
+    from mlprep.workspace import data_dir
+
+    return data_dir() / "cache" / "selfcheck" / f"{exercise.id}.json"
+
+
+def _cached_proof(exercise: Exercise, key: str) -> ExerciseSelfCheck | None:
+    try:
+        data = json.loads(_proof_file(exercise).read_text(encoding="utf-8"))
+        if data.get("key") != key:
+            return None
+        outcome = ExerciseSelfCheck.from_dict(data["outcome"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    outcome.cached = True
+    return outcome
+
+
+def _cache_proof(exercise: Exercise, key: str, outcome: ExerciseSelfCheck) -> None:
+    """Best effort: a data folder that cannot be written only means proving it again next time."""
+    from mlprep.workspace import atomic_write
+
+    try:
+        atomic_write(_proof_file(exercise), json.dumps({"key": key, "outcome": asdict(outcome)}, allow_nan=False))
+    except (OSError, ValueError):
+        pass

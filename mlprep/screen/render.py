@@ -506,6 +506,8 @@ def selfcheck_line(outcome: ExerciseSelfCheck) -> Text:
     line.append(f"{outcome.id:<20} ", style="bold")
     line.append("ok      " if outcome.ok else "PROBLEMS", style="bold green" if outcome.ok else "bold red")
     line.append(f"  {KINDS[outcome.kind].proof_line(outcome)}", style="" if outcome.ok else "red")
+    if outcome.cached:
+        line.append("  (cached)", style="dim")
     return line
 
 
@@ -536,8 +538,9 @@ def render_selfcheck(console: Console, report: SelfCheckReport, *, verbose: bool
     alone, shared, total = report.diagnosis_rate()
     console.print(Text(f"diagnosis: {alone}/{total} caught bugs diagnosed as themselves alone ({100 * alone / max(total, 1):.0f}%),"
                        f" {shared} as themselves among others (see the table), {total - alone - shared} not as themselves"))
-    console.print(Text(f"{report.submissions} submissions graded in {duration_text(report.wall_s) if report.wall_s >= 60 else f'{report.wall_s:.1f}s'}",
-                       style="bold"))
+    cached = sum(o.cached for o in report.exercises)
+    console.print(Text(f"{report.submissions} submissions graded in {duration_text(report.wall_s) if report.wall_s >= 60 else f'{report.wall_s:.1f}s'}"
+                       + (f"; {cached} of the {n} proofs from the cache (nothing they depend on changed)" if cached else ""), style="bold"))
 
 
 def hint_text(index: int, total: int, hint: str) -> Text:
