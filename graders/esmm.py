@@ -1,17 +1,8 @@
 """Checks for `esmm`: the ESMM loss, pCTR and pCTCVR = pCTR * pCVR supervised on every impression.
 
-Expected values are computed here in float64 from the inputs' values, per impression, without the
-reference: log pCTR = logsigmoid(a), log pCTCVR = logsigmoid(a) + logsigmoid(b), and
-log(1 - pCTCVR) from that log by the two-branch log1mexp (log(-expm1(L)) above -ln 2, log1p(-exp(L))
-below), which is another route than the reference's logaddexp. float64 losses are graded at 1e-7
-relative and 1e-8 absolute (a softplus with torch's threshold of 20 is off by at most e^-20 per
-term), float32 at float32 tolerance. Gradients with respect to both logits are compared with the
-reference's in float64 (gradcheck_float64), at ordinary logits and at +-50.
-
-Hints follow the evidence: a wrong loss is compared with what each known mistake gives on the same
-batch (the CVR head supervised on clicked impressions only, buy as the CTCVR label, sums instead of
-means, pCVR instead of the product); a loss that is right while a gradient is not says the CTCVR term
-is hidden from autograd on its way to ctr_logit.
+Expected values are computed here in float64 from the inputs' values, by another route than the
+reference's logaddexp: log(1 - pCTCVR) from log pCTCVR by the two-branch log1mexp. Gradients are
+compared with the reference's in float64 (gradcheck_float64).
 """
 
 import math
@@ -20,20 +11,17 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from mlprep.grading import (CheckFailed, as_float, assert_close, assert_keeps_precision, assert_returns_like, check, fail, gradcheck_float64,
-                            inputs_unchanged, tolerance_for)
+from mlprep.grading import (CheckFailed, as_float, assert_close, assert_keeps_precision, assert_returns_like, check, explained, fail, gradcheck_float64, inputs_unchanged,
+                            mistake_hint, plural, tolerance_for)
 
 DEVICES = ("cpu", "cuda")
-FLOAT64_RTOL, FLOAT64_ATOL = 1e-7, 1e-8
+FLOAT64_RTOL, FLOAT64_ATOL = 1e-7, 1e-8  # a softplus with torch's threshold of 20 is off by at most e^-20 per term
+CTR_HIDDEN = ("Your loss value is right here but its gradient with respect to ctr_logit is not, so part of the computation is hidden from"
+              " autograd (a .detach(), .item(), NumPy or no_grad on the way): the CTCVR term depends on ctr_logit too, through pCTR, and that"
+              " gradient is what ESMM's CTR tower learns from.")
 
 
-# ---------------------------------------------------------------------------------------------
-# Expected values and known mistakes (judge side, float64 on the CPU)
-# ---------------------------------------------------------------------------------------------
-def _f64(*tensors):
-    return [t.detach().cpu().double() for t in tensors]
-
-
+# -- expected values and known mistakes (judge side, float64 on the CPU) ---------------------------
 def _log1mexp(L):
     """log(1 - exp(L)) for L <= 0, the two-branch form (Maechler 2012)."""
     return torch.where(L > -math.log(2), torch.log(-torch.expm1(L.clamp(max=-1e-300))), torch.log1p(-torch.exp(L.clamp(max=-math.log(2)))))
@@ -41,6 +29,10 @@ def _log1mexp(L):
 
 def _bce(z, log_p, log_not_p):
     return -(z * log_p + (1 - z) * log_not_p)
+
+
+def _f64(*tensors):
+    return [t.detach().cpu().double() for t in tensors]
 
 
 def expected(a, b, click, buy):
@@ -62,11 +54,10 @@ def mistakes(a, b, click, buy):
         "the two terms are summed over the impressions; each is a mean over all N": ctr.sum() + ctcvr.sum(),
         "the CVR head is trained with its own BCE against click * buy; ESMM supervises the product pCTR * pCVR":
             ctr.mean() + _bce(click * buy, F.logsigmoid(b), F.logsigmoid(-b)).mean(),
+        "the loss is computed from the probabilities with F.binary_cross_entropy, which clamps each log at -100: where"
+        " pCTR * pCVR rounds to 1 (or to 0) the loss is capped instead of right; stay in log space (logsigmoid)":
+            F.binary_cross_entropy(torch.sigmoid(a), click) + F.binary_cross_entropy(torch.sigmoid(a) * torch.sigmoid(b), click * buy),
     }
-    p_ctr = torch.sigmoid(a)
-    found["the loss is computed from the probabilities with F.binary_cross_entropy, which clamps each log at -100: where"
-          " pCTR * pCVR rounds to 1 (or to 0) the loss is capped instead of right; stay in log space (logsigmoid)"] = (
-        F.binary_cross_entropy(p_ctr, click) + F.binary_cross_entropy(p_ctr * torch.sigmoid(b), click * buy))
     if clicked.any():
         found["pCVR is supervised by buy on the clicked impressions only: that is the sample-selection bias ESMM removes;"
               " supervise pCTCVR = pCTR * pCVR by click * buy on every impression"] = (
@@ -74,17 +65,9 @@ def mistakes(a, b, click, buy):
     return {text: float(value) for text, value in found.items()}
 
 
-def likely_cause(value, a, b, click, buy, rtol):
-    want = expected(a, b, click, buy)
-    found = [text for text, v in mistakes(a, b, click, buy).items()
-             if not math.isclose(v, want, rel_tol=10 * rtol, abs_tol=1e-12) and math.isclose(value, v, rel_tol=rtol, abs_tol=1e-12)]
-    return f"Your loss matches one where {found[0]}." if len(found) == 1 else ""
-
-
 def nonfinite_hint(a, b, click, buy):
     a, b, click, buy = _f64(a, b, click, buy)
-    target = click * buy
-    rounds = (torch.sigmoid(a) * torch.sigmoid(b) == 1) & (target == 0)
+    rounds = (torch.sigmoid(a) * torch.sigmoid(b) == 1) & (click * buy == 0)
     if not rounds.any():
         return ""
     i = int(torch.nonzero(rounds)[0])
@@ -93,9 +76,7 @@ def nonfinite_hint(a, b, click, buy):
             " and log(1 - pCTCVR) = log(sigmoid(-a) + sigmoid(a) sigmoid(-b)) (torch.logaddexp of two logsigmoids), or log1mexp of log pCTCVR.")
 
 
-# ---------------------------------------------------------------------------------------------
-# Inputs and judging one call
-# ---------------------------------------------------------------------------------------------
+# -- inputs and judging one call -------------------------------------------------------------------
 def batch(rng, N, scale=2.0, dtype=torch.float64, click_rate=0.4, buy_rate=0.5):
     """(ctr_logit, cvr_logit, click, buy): logits N(0, scale) at odd multiples of 1/16 (exact, short, never 0, where the
     max(a, 0) and |a| forms have a kink under autograd), buy possible without a click."""
@@ -109,14 +90,10 @@ def tensors(*rows, dtype=torch.float64):
     return [torch.tensor(row, dtype=dtype) for row in rows]
 
 
-def _count(n, one, many):
-    return f"{n} {one if n == 1 else many}"
-
-
 def describe(a, click, buy, device, extra=""):
     n_clicks, n_both, orphans = int(click.sum()), int((click * buy).sum()), int(((click == 0) & (buy != 0)).sum())
-    return (f"N = {a.numel()}, {str(a.dtype).removeprefix('torch.')}, {_count(n_clicks, 'click', 'clicks')}, "
-            f"{_count(n_both, 'click-and-buy', 'click-and-buys')}, {_count(orphans, 'buy without a click', 'buys without a click')}{extra}, {device}")
+    return (f"N = {a.numel()}, {str(a.dtype).removeprefix('torch.')}, {plural(n_clicks, 'click')}, {plural(n_both, 'click-and-buy')},"
+            f" {plural(orphans, 'buy')} without a click{extra}, {device}")
 
 
 def judge(sub, a, b, click, buy, scenario=None):
@@ -127,12 +104,10 @@ def judge(sub, a, b, click, buy, scenario=None):
     assert_keeps_precision(got, a.dtype, what="esmm_loss's result", scenario=scenario)
     want = expected(a, b, click, buy)
     rtol, atol = (FLOAT64_RTOL, FLOAT64_ATOL) if a.dtype == torch.float64 else tolerance_for(a.dtype)
-    try:
+    match = 1e-9 if a.dtype == torch.float64 else 1e-5
+    with explained(lambda: mistake_hint(value, mistakes(a, b, click, buy), want=want, rtol=match, apart=(10 * match, 1e-12),
+                                        say="Your loss matches one where {}.") if math.isfinite(value) else nonfinite_hint(a, b, click, buy)):
         assert_close(value, want, what="esmm_loss's result", scenario=scenario, rtol=rtol, atol=atol)
-    except CheckFailed as failure:
-        failure.explain = (lambda: likely_cause(value, a, b, click, buy, 1e-9 if a.dtype == torch.float64 else 1e-5)) if math.isfinite(value) else (
-            lambda: nonfinite_hint(a, b, click, buy))
-        raise
     return value
 
 
@@ -142,15 +117,11 @@ def judge_gradients(sub, ctx, a, b, click, buy, scenario):
         gradcheck_float64(sub, ctx, "esmm_loss", [a, b, click, buy], [0, 1], scenario=scenario)
     except CheckFailed as failure:
         if "ctr_logit" in str(failure.details.get("what", "")) and math.isfinite(value):
-            failure.notes.append("Your loss value is right here but its gradient with respect to ctr_logit is not, so part of the"
-                                 " computation is hidden from autograd (a .detach(), .item(), NumPy or no_grad on the way): the"
-                                 " CTCVR term depends on ctr_logit too, through pCTR, and that gradient is what ESMM's CTR tower learns from.")
+            failure.notes.append(CTR_HIDDEN)
         raise
 
 
-# ---------------------------------------------------------------------------------------------
-# Checks
-# ---------------------------------------------------------------------------------------------
+# -- checks ----------------------------------------------------------------------------------------
 @check("matches mean BCE(pCTR, click) + mean BCE(pCTR * pCVR, click * buy) on small batches", devices=DEVICES)
 def small_batches(sub, ctx):
     cases = [tensors([0.5], [-1.0], [1.0], [1.0]), tensors([1.5, -0.5, 2.0, -1.0], [0.25, 1.0, -2.0, 0.5], [1, 0, 1, 1], [1, 0, 0, 1]),

@@ -1,15 +1,7 @@
 """Checks for `masked_ce`: label-smoothed, temperature-scaled cross-entropy over the rows a mask counts.
 
-Expected values come from torch's F.cross_entropy(logits[c] / T, y[c], label_smoothing=eps) over
-the counted rows c (mask != 0), in float64 on the values the learner got (float32 logits are
-promoted exactly), and 0.0 when no row counts. float64 inputs are graded at float64 tolerance and
-must give a float64 (or Python float) result; float32 inputs at float32 tolerance.
-
-Hints follow the evidence: after a failure, the judge recomputes the loss the way each known mistake
-would (a mean over all N rows, smoothing summed or spread over V - 1 classes, T multiplied or
-applied after the log-softmax, the mask used as weights...) and names the one the learner's value
-matches; a non-finite result at large logits is confirmed by a control call on the same logits
-shifted by their row maximum (the same loss, exactly).
+Expected values come from torch's F.cross_entropy(logits[c] / T, y[c], label_smoothing=eps) over the counted
+rows c, in float64 on the values the learner got (float32 logits are promoted exactly), and 0.0 when no row counts.
 """
 
 import math
@@ -17,16 +9,11 @@ import math
 import numpy as np
 import torch
 import torch.nn.functional as F
-from mlprep.grading import CheckFailed, as_float, assert_close, assert_keeps_precision, check, inputs_unchanged, log_softmax, shrink_on_failure
-
-OVERFLOW_HINT = ("exp overflows above a logit of about 709 in float64 (88 in float32): subtract each row's maximum from the"
-                 " scaled logits before exp, or work with log-sum-exp throughout")
-UNDERFLOW_HINT = "take log-probabilities as z - max - log(sum(exp(z - max))), never the log of a softmax"
+from mlprep.grading import (as_float, assert_close, assert_keeps_precision, check, explained, grid, inputs_unchanged, lists_of, log_softmax, matrix,
+                            mistake_hint, shifted_logits_hint, shrink_on_failure)
 
 
-# ---------------------------------------------------------------------------------------------
-# Expected values and known mistakes (judge side)
-# ---------------------------------------------------------------------------------------------
+# -- expected values and known mistakes (judge side) -----------------------------------------------
 def expected(logits, y, mask, eps, T):
     """F.cross_entropy over the counted rows, float64; 0.0 when no row counts."""
     counted = np.asarray(mask) != 0
@@ -83,40 +70,11 @@ def mistakes(logits, y, mask, eps, T):
 
 def likely_cause(value, logits, y, mask, eps, T, rel_tol):
     """The known mistake whose loss the learner's value matches (and the true loss does not), or ""."""
-    want = expected(logits, y, mask, eps, T)
-    matches = [text for text, v in mistakes(logits, y, mask, eps, T).items()
-               if not math.isclose(v, want, rel_tol=10 * rel_tol, abs_tol=1e-12) and math.isclose(value, v, rel_tol=rel_tol, abs_tol=1e-12)]
-    if len(matches) == 1:
-        return f"Your result matches a loss where {matches[0]}."
-    if len(matches) == 2:
-        return f"Your result matches a loss where {matches[0]}, and also one where {matches[1]}."
-    return ""
+    return mistake_hint(value, mistakes(logits, y, mask, eps, T), want=expected(logits, y, mask, eps, T), rtol=rel_tol, atol=1e-12,
+                        apart=(10 * rel_tol, 1e-12), say="Your result matches a loss where {}.", two="Your result matches a loss where {}, and also one where {}.")
 
 
-def overflow_hint(sub, logits, y, mask, eps, T):
-    """A non-finite loss at large logits. If the same logits shifted by their row maximum (the same loss) give a
-    finite result, exp overflowed; if not, and some row spans more than exp's range, a probability underflowed to 0
-    and its log is -inf."""
-    z = np.asarray(logits)
-    if np.abs(z).max() / T < 80:
-        return ""
-    got = sub.control("masked_ce", z - z.max(axis=1, keepdims=True), y, mask, eps=eps, T=T)
-    try:
-        finite = math.isfinite(float(np.asarray(got, dtype=np.float64).reshape(())))
-    except (TypeError, ValueError):
-        return ""
-    if finite:
-        return f"The same logits shifted by their row maximum (the same loss) give a finite result, so {OVERFLOW_HINT}."
-    span = float((z.max(axis=1) - z.min(axis=1)).max()) / T
-    if span > (745 if z.dtype == np.float64 else 104):
-        return (f"Even shifted by their row maximum these logits give a non-finite loss: a row spans {span:g}, so exp of its smallest"
-                f" entry minus the maximum underflows to 0 and log(softmax) is log(0) = -inf; {UNDERFLOW_HINT}.")
-    return ""
-
-
-# ---------------------------------------------------------------------------------------------
-# Judging one call
-# ---------------------------------------------------------------------------------------------
+# -- judging one call ------------------------------------------------------------------------------
 def describe(logits, y, mask, eps, T):
     logits, mask = np.asarray(logits), np.asarray(mask)
     n = int(np.count_nonzero(mask))
@@ -130,16 +88,10 @@ def judge(sub, got, logits, y, mask, eps, T, scenario=None, hint=""):
     dtype = np.asarray(logits).dtype.name
     value = as_float(got, what="masked_ce's result", scenario=scenario)
     assert_keeps_precision(got, dtype, what="masked_ce's result", scenario=scenario)
-    want = expected(logits, y, mask, eps, T)
-    try:
-        assert_close(value, want, what="masked_ce's result", scenario=scenario, dtype=dtype, hint=hint)
-    except CheckFailed as failure:
-        rel_tol = 1e-9 if dtype == "float64" else 1e-5
-        if math.isfinite(value):
-            failure.explain = lambda: likely_cause(value, logits, y, mask, eps, T, rel_tol)
-        else:
-            failure.explain = lambda: overflow_hint(sub, logits, y, mask, eps, T)
-        raise
+    rel_tol = 1e-9 if dtype == "float64" else 1e-5
+    with explained(lambda: likely_cause(value, logits, y, mask, eps, T, rel_tol) if math.isfinite(value) else
+                   shifted_logits_hint(sub, "masked_ce", logits, y, mask, eps=eps, T=T)):
+        assert_close(value, expected(logits, y, mask, eps, T), what="masked_ce's result", scenario=scenario, dtype=dtype, hint=hint)
 
 
 def call_and_judge(sub, logits, y, mask, eps=0.1, T=1.0, hint=""):
@@ -159,9 +111,7 @@ def random_case(rng, N, V, *, scale=2.0, dtype="float64", counted=0.7, ignore_la
     return logits, y, mask
 
 
-# ---------------------------------------------------------------------------------------------
-# Shrinking: small cases of short numbers
-# ---------------------------------------------------------------------------------------------
+# -- shrinking: small cases of short numbers -------------------------------------------------------
 MASK_KINDS = {"binary": [("int64", (0, 1))], "all": [("int64", (0, 1)), ("bool", (0, 1)), ("float64", (0.0, 1.0)),
                                                       ("int64", (0, 1, 2, 3)), ("float64", (0.0, 1.0, 0.5, 2.0))]}
 
@@ -174,16 +124,16 @@ def small_cases(eps_values=(0.1,), T_values=(1.0,), masks="binary", ignore_label
     @st.composite
     def case(draw):
         N, V = draw(st.integers(1, 4)), draw(st.integers(2, 4))
-        logits = np.array(draw(st.lists(st.lists(st.integers(-8, 8), min_size=V, max_size=V), min_size=N, max_size=N)), dtype=dtype) / 2
+        logits = draw(matrix(N, V, grid(-8, 8, 2), dtype))
         mask_dtype, values = draw(st.sampled_from(MASK_KINDS[masks]))
-        mask = np.array(draw(st.lists(st.sampled_from(values[::-1]), min_size=N, max_size=N)), dtype=mask_dtype)
+        mask = np.array(draw(lists_of(st.sampled_from(values[::-1]), N)), dtype=mask_dtype)
         if not mask.any():
             mask[0] = 1
-        y = np.array(draw(st.lists(st.integers(0, V - 1), min_size=N, max_size=N)), dtype=np.int64)
+        y = np.array(draw(lists_of(st.integers(0, V - 1), N)), dtype=np.int64)
         ignore = draw(st.sampled_from(ignore_labels))
         if ignore is not None:
             y = np.where(mask != 0, y, V if ignore == "V" else ignore)
-        return logits.astype(dtype), y, mask, draw(st.sampled_from(eps_values)), draw(st.sampled_from(T_values))
+        return logits, y, mask, draw(st.sampled_from(eps_values)), draw(st.sampled_from(T_values))
 
     return case()
 
@@ -192,9 +142,7 @@ def shrinking(sub, **strategy):
     return shrink_on_failure(sub, lambda: small_cases(**strategy), lambda case: call_and_judge(sub, *case))
 
 
-# ---------------------------------------------------------------------------------------------
-# Checks
-# ---------------------------------------------------------------------------------------------
+# -- checks ----------------------------------------------------------------------------------------
 @check("matches F.cross_entropy on a hand-built batch (every row counted)")
 def hand_built(sub, ctx):
     logits = np.array([[0.0, 0.0, 0.0], [2.0, 0.0, -2.0]])

@@ -419,3 +419,37 @@ def test_central_differences_match_an_analytic_gradient():
 
     x = np.array([[0.5, -1.0], [2.0, 0.25]])
     assert_close(central_differences(lambda z: float((z ** 3).sum()), x), 3 * x ** 2, what="grad", rtol=1e-8, atol=1e-8)
+
+
+def test_a_failure_made_of_a_raised_error_reads_its_details_from_the_error():
+    from mlprep.grading import when_raised
+    from mlprep.grading._runner import SubmissionRaised
+
+    warning = {"kind": "floating_point", "message": "overflow encountered in exp"}
+    with pytest.raises(CheckFailed) as info:
+        with when_raised("floating_point", fail_with=lambda message: f"sigmoid: {message.partition(chr(10))[0]}", what="sigmoid's warning",
+                         got=lambda text: f"FloatingPointError: {text}"):
+            raise SubmissionRaised("NumPy raised a floating-point warning (overflow encountered in exp)\n  line 3, in sigmoid", warning)
+    assert info.value.message == "sigmoid: NumPy raised a floating-point warning (overflow encountered in exp)"
+    assert info.value.details == {"what": "sigmoid's warning", "got": "FloatingPointError: overflow encountered in exp"}
+
+
+def test_a_non_finite_loss_at_large_logits_is_explained_by_the_same_logits_shifted_by_their_row_maximum():
+    from mlprep.grading import shifted_logits_hint
+
+    def unshifted(logits):  # log-sum-exp without the maximum: exp(1e4) overflows
+        with np.errstate(all="ignore"):
+            return float(np.log(np.exp(logits).sum(axis=-1)).mean() - logits[:, 0].mean())
+
+    def log_of_softmax(logits):  # a stable softmax, then its log: a probability that underflows to 0 is log(0)
+        with np.errstate(all="ignore"):
+            z = np.exp(logits - logits.max(axis=-1, keepdims=True))
+            return float(-np.log(z[:, 1] / z.sum(axis=-1)).mean())
+
+    big = np.array([[1e4, 0.0], [0.0, 5.0]])
+    overflow = shifted_logits_hint(Submission(LocalSandbox(unshifted), "cpu", 10.0), "ce", big)
+    assert overflow.startswith("The same logits shifted by their row maximum (the same loss) give a finite result, so exp overflowed")
+    assert shifted_logits_hint(Submission(LocalSandbox(unshifted), "cpu", 10.0), "ce", big / 100) == ""  # not large: no evidence either way
+    underflow = shifted_logits_hint(Submission(LocalSandbox(log_of_softmax), "cpu", 10.0), "ce", big)
+    assert "a row spans 10000, so exp of its smallest entry minus the maximum underflows to 0" in underflow
+    assert shifted_logits_hint(Submission(LocalSandbox(log_of_softmax), "cpu", 10.0), "ce", big, logs=False) == ""
