@@ -11,14 +11,22 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from mlprep.grading import (CheckFailed, as_float, assert_close, assert_keeps_precision, assert_returns_like, check, explained, fail, gradcheck_float64, inputs_unchanged,
-                            mistake_hint, plural, tolerance_for)
+from mlprep.grading import (CheckFailed, as_float, assert_close, assert_keeps_precision, assert_returns_like, check, control_value, explained, fail,
+                            gradcheck_float64, inputs_unchanged, mistake_hint, plural, same_values, tolerance_for, value_and_grad)
 
 DEVICES = ("cpu", "cuda")
 FLOAT64_RTOL, FLOAT64_ATOL = 1e-7, 1e-8  # a softplus with torch's threshold of 20 is off by at most e^-20 per term
-CTR_HIDDEN = ("Your loss value is right here but its gradient with respect to ctr_logit is not, so part of the computation is hidden from"
-              " autograd (a .detach(), .item(), NumPy or no_grad on the way): the CTCVR term depends on ctr_logit too, through pCTR, and that"
-              " gradient is what ESMM's CTR tower learns from.")
+CTR_DETACHED = ("Your gradient with respect to ctr_logit is exactly the one the CTR term alone gives, as if pCTR were detached inside"
+                " pCTCVR = pCTR * pCVR (a .detach(), .item(), NumPy or no_grad on the way): the CTCVR term depends on ctr_logit too, through"
+                " pCTR, and that gradient is what ESMM's CTR tower learns from.")
+CTR_HIDDEN = ("Your loss value is right here but its gradient with respect to ctr_logit is not, so what autograd differentiates is not your"
+              " value: part of it is hidden from autograd (a .detach(), .item(), NumPy or no_grad on the way) or has a hand-written backward.")
+# Single impressions (ctr_logit, cvr_logit, click, buy) for telling apart which term breaks when computed from rounded
+# probabilities. At the first only the CTR term can: sigmoid(50) rounds to 1 against click = 0 (log(1 - pCTR) = log(0)), while
+# pCTCVR = sigmoid(50) * sigmoid(-50) is about 2e-22. At the second the product rounds to 1 against the label 0 (log(1 - pCTCVR) =
+# log(0)), and a CTR term from sigmoid(50) breaks there too when it takes 0 * log(1 - pCTR): so the product is named only when the
+# first impression comes back finite.
+CTR_BREAKS, PRODUCT_BREAKS = (50.0, -50.0, 0.0, 0.0), (50.0, 50.0, 1.0, 0.0)
 
 
 # -- expected values and known mistakes (judge side, float64 on the CPU) ---------------------------
@@ -65,15 +73,45 @@ def mistakes(a, b, click, buy):
     return {text: float(value) for text, value in found.items()}
 
 
-def nonfinite_hint(a, b, click, buy):
-    a, b, click, buy = _f64(a, b, click, buy)
-    rounds = (torch.sigmoid(a) * torch.sigmoid(b) == 1) & (click * buy == 0)
-    if not rounds.any():
-        return ""
-    i = int(torch.nonzero(rounds)[0])
-    return (f"At impression {i} (ctr_logit = {a[i].item():g}, cvr_logit = {b[i].item():g}, click * buy = 0) sigmoid(a) * sigmoid(b) rounds to"
-            " exactly 1, so log(1 - pCTCVR) of that product is log(0) = -inf. Stay in log space: log pCTCVR = logsigmoid(a) + logsigmoid(b),"
-            " and log(1 - pCTCVR) = log(sigmoid(-a) + sigmoid(a) sigmoid(-b)) (torch.logaddexp of two logsigmoids), or log1mexp of log pCTCVR.")
+def nonfinite_hint(sub, a, b, click, buy):
+    """Why the loss is not finite, told by the single impressions CTR_BREAKS and PRODUCT_BREAKS: a term computed from rounded
+    probabilities is named only when your loss breaks where that term does, and not where only the other one would."""
+    def breaks(impression):
+        return control_value(sub, "esmm_loss", *tensors(*([v] for v in impression), dtype=a.dtype), read=lambda got: not math.isfinite(float(got)))
+
+    dtype, (a, b, click, buy) = a.dtype, _f64(a, b, click, buy)
+    p_ctr = torch.sigmoid(a.to(dtype))
+    ctr_breaks = breaks(CTR_BREAKS)
+    rounds = (p_ctr == 1).nonzero()
+    if ctr_breaks and len(rounds):
+        i = int(rounds[0])
+        return (f"At impression {i} (ctr_logit = {a[i].item():g}, click = {click[i].item():g}) sigmoid(a) rounds to exactly 1, so log(1 - pCTR) is"
+                " log(0) = -inf (and 0 * -inf is NaN where click = 1); your loss is not finite either at a = 50, b = -50, click 0, buy 0, where"
+                " only a CTR term computed from sigmoid(a) breaks. Take log(1 - pCTR) as logsigmoid(-a), and log pCTR as logsigmoid(a).")
+    rounds = ((p_ctr * torch.sigmoid(b.to(dtype)) == 1) & (click * buy == 0)).nonzero()
+    if ctr_breaks is False and len(rounds) and breaks(PRODUCT_BREAKS):
+        i = int(rounds[0])
+        return (f"At impression {i} (ctr_logit = {a[i].item():g}, cvr_logit = {b[i].item():g}, click * buy = 0) sigmoid(a) * sigmoid(b) rounds to"
+                " exactly 1, so log(1 - pCTCVR) of that product is log(0) = -inf (your loss is not finite either at a = b = 50, click 1, buy 0,"
+                " and it is at a = 50, b = -50, click 0, where a CTR term computed from sigmoid(a) would break). Stay in log space:"
+                " log pCTCVR = logsigmoid(a) + logsigmoid(b), and log(1 - pCTCVR) = log(sigmoid(-a) + sigmoid(a) sigmoid(-b)) (torch.logaddexp"
+                " of two logsigmoids), or log1mexp of log pCTCVR.")
+    return ""
+
+
+def _ctr_detached_loss(a, b, click, buy):
+    """The loss with pCTR detached inside pCTCVR: its gradient with respect to ctr_logit is the CTR term's alone."""
+    log_ctr, log_not_ctr = F.logsigmoid(a), F.logsigmoid(-a)
+    log_ctcvr = log_ctr.detach() + F.logsigmoid(b)
+    log_not_ctcvr = torch.logaddexp(log_not_ctr.detach(), log_ctr.detach() + F.logsigmoid(-b))
+    return _bce(click, log_ctr, log_not_ctr).mean() + _bce(click * buy, log_ctcvr, log_not_ctcvr).mean()
+
+
+def ctr_gradient_hint(sub, a, b, click, buy):
+    """The loss is right but d/d(ctr_logit) is not: name the detached pCTR when the gradient is exactly that one's."""
+    got = control_value(sub, value_and_grad, "esmm_loss", [a, b, click, buy], [0, 1], read=lambda seen: seen[1][0])
+    detached = value_and_grad(type("Detached", (), {"esmm_loss": staticmethod(_ctr_detached_loss)}), "esmm_loss", _f64(a, b, click, buy), [0, 1])[1][0]
+    return CTR_DETACHED if got is not None and same_values(got, detached, rtol=1e-6, atol=1e-10) else CTR_HIDDEN
 
 
 # -- inputs and judging one call -------------------------------------------------------------------
@@ -106,18 +144,18 @@ def judge(sub, a, b, click, buy, scenario=None):
     rtol, atol = (FLOAT64_RTOL, FLOAT64_ATOL) if a.dtype == torch.float64 else tolerance_for(a.dtype)
     match = 1e-9 if a.dtype == torch.float64 else 1e-5
     with explained(lambda: mistake_hint(value, mistakes(a, b, click, buy), want=want, rtol=match, apart=(10 * match, 1e-12),
-                                        say="Your loss matches one where {}.") if math.isfinite(value) else nonfinite_hint(a, b, click, buy)):
+                                        say="Your loss matches one where {}.") if math.isfinite(value) else nonfinite_hint(sub, a, b, click, buy)):
         assert_close(value, want, what="esmm_loss's result", scenario=scenario, rtol=rtol, atol=atol)
     return value
 
 
 def judge_gradients(sub, ctx, a, b, click, buy, scenario):
-    value = judge(sub, a, b, click, buy, scenario)  # a wrong loss has wrong gradients too: the value first
+    judge(sub, a, b, click, buy, scenario)  # a wrong loss has wrong gradients too: the value first, so it is right below
     try:
         gradcheck_float64(sub, ctx, "esmm_loss", [a, b, click, buy], [0, 1], scenario=scenario)
     except CheckFailed as failure:
-        if "ctr_logit" in str(failure.details.get("what", "")) and math.isfinite(value):
-            failure.notes.append(CTR_HIDDEN)
+        if "ctr_logit" in str(failure.details.get("what", "")):
+            failure.explain = lambda: ctr_gradient_hint(sub, a, b, click, buy)
         raise
 
 
@@ -173,11 +211,11 @@ def gradients(sub, ctx):
         judge_gradients(sub, ctx, a, b, click, buy, describe(a, click, buy, ctx.device))
 
 
-@check("the result is a 0-d tensor on the inputs' device", devices=DEVICES)
+@check("the result is a 0-d tensor on the inputs' device", devices=DEVICES, edge="The result is a 0-d tensor on the inputs' device.")
 def result_kind(sub, ctx):
     a, b, click, buy = tensors([0.5, -1.0], [1.0, 0.25], [1, 0], [1, 0])
-    got = sub.call("esmm_loss", a, b, click, buy)
     scenario = describe(a, click, buy, ctx.device)
+    got = inputs_unchanged(sub, "esmm_loss", a, b, click, buy, scenario=scenario)
     assert_returns_like(got, a, what="esmm_loss's result", scenario=scenario, device=sub.device)
     if tuple(got.shape) != ():
         fail(f"esmm_loss's result ({scenario}): expected a 0-d tensor (one scalar loss), got shape {tuple(got.shape)}; reduce each term with .mean().")

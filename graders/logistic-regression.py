@@ -9,9 +9,9 @@ convergence to the optimum that Newton's method finds here.
 
 import numpy as np
 
-from mlprep.grading import (Call, as_float, assert_close, assert_keeps_precision, assert_returns_like, assert_shape, central_differences, check, expect_sequence,
-                            explained, fail, inputs_from_code, inputs_unchanged, grid, literal, lists_of, matrix, mistake_hint, on_input, scenario,
-                            shrink_on_failure, sized, when_raised)
+from mlprep.grading import (Call, as_float, assert_close, assert_keeps_precision, assert_returns_like, assert_shape, central_differences, check, control_value,
+                            expect_sequence, explained, fail, grid, inputs_from_code, inputs_unchanged, literal, lists_of, matrix, mistake_hint, on_input,
+                            same_values, scenario, shrink_on_failure, sized, when_raised)
 
 NO_WARNINGS = {"over": "raise", "divide": "raise", "invalid": "raise"}
 NO_WARNINGS_TEXT = 'np.errstate(over="raise", divide="raise", invalid="raise")'
@@ -125,8 +125,9 @@ def describe_z(z):
     return f"{z.dtype.name} z of shape {z.shape}, values {float(z.min()):g} to {float(z.max()):g}"
 
 
-def judge_sigmoid(got, z, scenario, hint=""):
-    """The learner's sigmoid(z): a float array of z's shape, at least z's precision, close to the logistic function."""
+def judge_sigmoid(got, z, scenario, explain=None):
+    """The learner's sigmoid(z): a float array of z's shape, at least z's precision, close to the logistic function
+    (`explain`: the hint for values that are not, worked out only then)."""
     if z.ndim:
         assert_returns_like(got, z, what="sigmoid's result", scenario=scenario)
     assert_shape(got, z.shape, what="sigmoid's result", scenario=scenario)
@@ -134,12 +135,23 @@ def judge_sigmoid(got, z, scenario, hint=""):
     if kind != "f":
         fail(f"sigmoid's result ({scenario}): expected floats, got an array of dtype {np.asarray(got).dtype.name}."
              + (" It has z's integer dtype, which cannot hold values between 0 and 1: create the result as a float array"
-                " (np.empty(z.shape, dtype=np.float64)) or let NumPy promote z (1 / (1 + np.exp(-z)) is float64)" if kind in "iu" else ""),
+                " (np.empty(z.shape, dtype=np.float64)) or let NumPy promote z (1 / (1 + np.exp(-z)) is float64)" if np.asarray(got).dtype == z.dtype else ""),
              got_dtype=np.asarray(got).dtype.name)
     dtype = z.dtype.name if z.dtype.kind == "f" else "float64"
     assert_keeps_precision(got, dtype, what="sigmoid's result", scenario=scenario)
     rtol, atol = SIGMOID_TOLERANCE[dtype]
-    assert_close(got, logistic(z), what="sigmoid's result", scenario=scenario, rtol=rtol, atol=atol, hint=hint)
+    with explained(explain or (lambda: "")):
+        assert_close(got, logistic(z), what="sigmoid's result", scenario=scenario, rtol=rtol, atol=atol)
+
+
+def float16_hint(sub, z):
+    """For a float16 z whose sigmoid is wrong: when the same values as float32 come back right, float16 arithmetic lost them."""
+    got = control_value(sub, "sigmoid", z.astype(np.float32), read=lambda got: np.asarray(got, dtype=np.float64))
+    rtol, atol = SIGMOID_TOLERANCE["float16"]
+    if got is None or not same_values(got, logistic(z), rtol=rtol, atol=atol):
+        return ""
+    return ("The same values as float32 come back right, so it is float16 arithmetic that loses them: compute float16 in float32"
+            " (z.astype(np.float32)), as torch does.")
 
 
 def sigmoid_without_warnings(sub, z, scenario):
@@ -147,7 +159,9 @@ def sigmoid_without_warnings(sub, z, scenario):
     none), so it fails the check, with the input that warned and what that input shows about the cause."""
     def warned(message):
         head, _, trace = message.partition("\n")
-        if (z > 0).any() and not (z < 0).any():
+        if "overflow" not in head:  # a divide or invalid warning: what z holds says nothing about which exp overflowed
+            why = STABLE_HINT
+        elif (z > 0).any() and not (z < 0).any():
             why = (f"z holds only large positive values here, so your code took exp of a large positive number (exp(1000) overflows)"
                    f" somewhere; {STABLE_HINT}")
         elif (z < 0).any() and not (z > 0).any():
@@ -214,24 +228,28 @@ def small_trajectories():
 
 
 # -- checks: sigmoid -------------------------------------------------------------------------------
+def float64_cases(rng):
+    return [np.array(0.5), np.array(-3.0), np.array([-30.0, -8.5, -1.0, -0.25, 0.0, 0.25, 1.0, 8.5, 30.0]),
+            rng.integers(-16, 17, (3, 4)) / 2, (rng.integers(-16, 17, (5, 1)) / 2), 10 * rng.standard_normal((2, 3, 4))]
+
+
+DTYPE_CASES = [np.array([-3, -1, 0, 1, 3]), np.array([[-5, 2, 0], [7, -1, 4]], dtype=np.int32),
+               np.array([-12.5, -2.0, -0.5, 0.0, 0.5, 2.0, 12.5], dtype=np.float32),
+               np.array([-12.0, -8.0, -2.5, 0.0, 2.5, 8.0, 12.0], dtype=np.float16), np.array(-4.0, dtype=np.float16)]
+
+
 @check("sigmoid matches the logistic function on float64 arrays of any shape", uses=("sigmoid",))
 def sigmoid_float64(sub, ctx):
-    rng = ctx.rng(1)
-    cases = [np.array(0.5), np.array(-3.0), np.array([-30.0, -8.5, -1.0, -0.25, 0.0, 0.25, 1.0, 8.5, 30.0]),
-             rng.integers(-16, 17, (3, 4)) / 2, (rng.integers(-16, 17, (5, 1)) / 2), 10 * rng.standard_normal((2, 3, 4))]
-    for z in cases:
+    for z in float64_cases(ctx.rng(1)):
         judge_sigmoid(sub.call("sigmoid", z), z, describe_z(z))
 
 
 @check("sigmoid of float32, float16 and integer arrays: floats, at the input's precision", uses=("sigmoid",))
 def sigmoid_dtypes(sub, ctx):
-    cases = [np.array([-3, -1, 0, 1, 3]), np.array([[-5, 2, 0], [7, -1, 4]], dtype=np.int32),
-             np.array([-12.5, -2.0, -0.5, 0.0, 0.5, 2.0, 12.5], dtype=np.float32),
-             np.array([-12.0, -8.0, -2.5, 0.0, 2.5, 8.0, 12.0], dtype=np.float16), np.array(-4.0, dtype=np.float16)]
-    for z in cases:
+    for z in DTYPE_CASES:
         half = z.dtype == np.float16
         judge_sigmoid(sub.call("sigmoid", z), z, describe_z(z) + (", graded at rtol 2e-3, atol 2e-5" if half else ""),
-                      hint="compute float16 in float32 (z.astype(np.float32)), as torch does" if half else "")
+                      explain=(lambda z=z: float16_hint(sub, z)) if half else None)
 
 
 EXTREME_CASES = [  # small first; +1000 alone, then -1000 alone, so the failing input shows which side overflows
@@ -248,7 +266,7 @@ def sigmoid_extremes(sub, ctx):
     for z in EXTREME_CASES:
         scenario = f"{describe_z(z)}, under {NO_WARNINGS_TEXT}"
         got = sigmoid_without_warnings(sub, z, scenario)
-        judge_sigmoid(got, z, scenario, hint=STABLE_HINT)
+        judge_sigmoid(got, z, scenario)
         got_arr, want = np.asarray(got, dtype=np.float64), logistic(z)
         exact = np.abs(z.astype(np.float64)) == 1000
         wrong = exact & (got_arr != want)
@@ -272,7 +290,10 @@ def clipping_hint(z, got):
 
 @check("sigmoid leaves z unchanged", uses=("sigmoid",))
 def sigmoid_inputs_unchanged(sub, ctx):
-    for z in (np.array([-2.0, -0.5, 0.0, 1.5, 3.0]), np.array([[-1.0, 4.0], [2.5, -6.0]], dtype=np.float32)):
+    # Then every input the other checks send, ±1000 included: a clip written into z (np.clip(z, -800, 800, out=z)) changes
+    # nothing at ordinary values, and sigmoid(±800) is as exact as sigmoid(±1000).
+    for z in (np.array([-2.0, -0.5, 0.0, 1.5, 3.0]), np.array([[-1.0, 4.0], [2.5, -6.0]], dtype=np.float32), *float64_cases(ctx.rng(1)), *DTYPE_CASES,
+              *EXTREME_CASES):
         inputs_unchanged(sub, "sigmoid", z, scenario=describe_z(z))
 
 
@@ -295,20 +316,47 @@ def judge_step(got_before, got_after, X, y, lr, scenario, k):
                      f" at {where}", scenario=scenario, rtol=GRADIENT_RTOL, atol=GRADIENT_ATOL)
 
 
+# The train checks' inputs, (X, y, lr, steps), small to large (train_inputs_unchanged sends every one of them again).
+def first_step_cases(rng):
+    return [(*small_data(rng, N, D, y_dtype), lr, 1) for N, D, lr, y_dtype in ((6, 2, 0.5, "float64"), (5, 3, 1.0, "int64"))]
+
+
+def later_step_cases(rng):
+    """(X, y, lr, k): step k + 1 is judged."""
+    return [(*small_data(rng, N, D), lr, k) for N, D, lr, k in ((6, 2, 1.0, 3), (6, 3, 2.0, 10), (40, 4, 1.0, 25))]
+
+
+def reference_cases(rng):
+    cases = []
+    for N, D, lr, steps in ((4, 2, 0.5, 3), (7, 3, 1.0, 20), (50, 4, 0.3, 200), (300, 6, 0.1, 500)):
+        X, y = small_data(rng, N, D)
+        cases.append((rng.standard_normal((N, D)) if N > 10 else X, y, lr, steps))
+    return cases
+
+
+def column_cases(rng):
+    """(X, y of shape (N,), lr, steps): sent with y of shape (N, 1)."""
+    return [(*small_data(rng, N, D, y_dtype), lr, steps) for N, D, lr, steps, y_dtype in ((6, 2, 0.5, 5, "float64"), (7, 3, 1.0, 10, "int64"),
+                                                                                          (40, 3, 0.5, 50, "float64"))]
+
+
+def dtype_cases(rng):
+    """Integer X and y, then float32 X."""
+    X_int, y_int = rng.integers(0, 6, (6, 2)), np.array([0, 1, 1, 0, 1, 0])
+    X32 = rng.standard_normal((30, 3)).astype(np.float32)
+    return [(X_int, y_int, 0.5, 10), (X32, (rng.random(30) < 0.5).astype(np.float64), 0.5, 50)]
+
+
 @check("one step from w = 0, b = 0 is -lr times the log-loss gradient (central differences)", uses=("train",))
 def first_step(sub, ctx):
-    rng = ctx.rng(2)
-    for N, D, lr, y_dtype in ((6, 2, 0.5, "float64"), (5, 3, 1.0, "int64")):
-        X, y = small_data(rng, N, D, y_dtype)
+    for X, y, lr, _ in first_step_cases(ctx.rng(2)):
         scenario = describe_data(X, y, lr, 1) + f", relative tolerance {GRADIENT_RTOL:g}"
         judge_step(None, sub.call("train", X, y, lr, 1), X, y.astype(np.float64), lr, scenario, 0)
 
 
 @check("every later step follows the log-loss gradient p - y (central differences at your own w, b)", uses=("train",))
 def later_steps(sub, ctx):
-    rng = ctx.rng(3)
-    for N, D, lr, k in ((6, 2, 1.0, 3), (6, 3, 2.0, 10), (40, 4, 1.0, 25)):
-        X, y = small_data(rng, N, D)
+    for X, y, lr, k in later_step_cases(ctx.rng(3)):
         scenario = f"{describe_data(X, y, lr, k + 1)}, relative tolerance {GRADIENT_RTOL:g}"
         before, after = expect_sequence(sub.run(consecutive_steps, X, y, lr, k), 2, what="the two runs", scenario=scenario)
         judge_step(before, after, X, y, lr, scenario, k)
@@ -320,13 +368,9 @@ def matches_reference(sub, ctx):
         X, y, lr, steps = case
         judge_trajectory(sub.call("train", X, y, lr, steps), ctx, X, y, lr, steps, describe_data(X, y, lr, steps))
 
-    rng = ctx.rng(4)
     with shrink_on_failure(sub, small_trajectories, verify):
-        for N, D, lr, steps in ((4, 2, 0.5, 3), (7, 3, 1.0, 20), (50, 4, 0.3, 200), (300, 6, 0.1, 500)):
-            X, y = small_data(rng, N, D)
-            if N > 10:
-                X = rng.standard_normal((N, D))
-            verify((X, y, lr, steps))
+        for case in reference_cases(ctx.rng(4)):
+            verify(case)
 
 
 def flattened_hint(sub, X, y, lr, steps, scenario):
@@ -339,11 +383,11 @@ def flattened_hint(sub, X, y, lr, steps, scenario):
     return reword
 
 
-@check("y of shape (N, 1) gives the same w, of shape (D,), and float b as y of shape (N,)", uses=("train",))
+@check("y of shape (N, 1) gives the same w, of shape (D,), and float b as y of shape (N,)", uses=("train",),
+       edge="`y`: a NumPy array of N labels 0 and 1, int or float, of shape (N,) or (N, 1): both give the same (w, b).")
 def column_labels(sub, ctx):
-    rng = ctx.rng(5)
-    for N, D, lr, steps, y_dtype in ((6, 2, 0.5, 5, "float64"), (7, 3, 1.0, 10, "int64"), (40, 3, 0.5, 50, "float64")):
-        X, y = small_data(rng, N, D, y_dtype)
+    for X, y, lr, steps in column_cases(ctx.rng(5)):
+        N, D = X.shape
         y_col = y.reshape(-1, 1)
         scenario = describe_data(X, y_col, lr, steps)
         with when_raised(reword=flattened_hint(sub, X, y, lr, steps, scenario)):
@@ -355,14 +399,11 @@ def column_labels(sub, ctx):
         judge_trajectory(got, ctx, X, y_col, lr, steps, scenario)
 
 
-@check("integer X and y, float32 X: w of shape (D,) and float b, at X's precision", uses=("train",))
+@check("integer X and y, float32 X: w of shape (D,) and float b, at X's precision", uses=("train",),
+       edge="`X`: an (N, D) NumPy array of float64, float32 or integer dtype.")
 def input_dtypes(sub, ctx):
-    rng = ctx.rng(6)
-    X_int = rng.integers(0, 6, (6, 2))
-    y_int = np.array([0, 1, 1, 0, 1, 0])
+    (X_int, y_int, _, _), (X32, y, _, _) = dtype_cases(ctx.rng(6))
     judge_trajectory(sub.call("train", X_int, y_int, 0.5, 10), ctx, X_int, y_int, 0.5, 10, describe_data(X_int, y_int, 0.5, 10))
-    X32 = rng.standard_normal((30, 3)).astype(np.float32)
-    y = (rng.random(30) < 0.5).astype(np.float64)
     scenario = describe_data(X32, y, 0.5, 50) + f", graded at rtol {FLOAT32_X_RTOL:g}, atol {FLOAT32_X_ATOL:g} (float32 arithmetic allowed)"
     judge_trajectory(sub.call("train", X32, y, 0.5, 50), ctx, X32, y, 0.5, 50, scenario, rtol=FLOAT32_X_RTOL, atol=FLOAT32_X_ATOL,
                      precision="float32")
@@ -396,7 +437,11 @@ def converges(sub, ctx):
 
 @check("train leaves X and y unchanged", uses=("train",))
 def train_inputs_unchanged(sub, ctx):
-    rng = ctx.rng(8)
-    X, y = small_data(rng, 6, 2)
-    for y_in in (y, y.reshape(-1, 1)):
-        inputs_unchanged(sub, "train", X, y_in, 0.5, 5, scenario=describe_data(X, y_in, 0.5, 5))
+    X, y = small_data(ctx.rng(8), 6, 2)
+    runs = [(X, y, 0.5, 5), (X, y.reshape(-1, 1), 0.5, 5)]
+    # Then every input the other checks send.
+    runs += [*first_step_cases(ctx.rng(2)), *((X, y, lr, k + 1) for X, y, lr, k in later_step_cases(ctx.rng(3))), *reference_cases(ctx.rng(4)),
+             *((X, y.reshape(-1, 1), lr, steps) for X, y, lr, steps in column_cases(ctx.rng(5))), *dtype_cases(ctx.rng(6)),
+             (*inputs_from_code(convergence_code(), "X", "y"), CONVERGENCE_LR, STEP_COUNTS[-1])]
+    for X, y, lr, steps in runs:
+        inputs_unchanged(sub, "train", X, y, lr, steps, scenario=describe_data(X, y, lr, steps))

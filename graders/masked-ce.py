@@ -39,7 +39,6 @@ def mistakes(logits, y, mask, eps, T):
 
     logp = log_softmax(z / T, axis=1)
     true = per_row(logp)
-    weights = mask.astype(np.float64)
     found = {
         "the sum is divided by all N rows, masked ones included; divide by the number of counted rows":
             true[counted].sum() / N,
@@ -55,10 +54,6 @@ def mistakes(logits, y, mask, eps, T):
             per_row(log_softmax(z * T, axis=1))[counted].sum() / n,
         "T divides the log-probabilities; it divides the logits, before the softmax":
             per_row(log_softmax(z, axis=1) / T)[counted].sum() / n,
-        "the mask's values are used as weights; every non-zero value counts as one row":
-            (true * weights)[counted].sum() / max(weights.sum(), 1.0),
-        "only rows whose mask equals 1 count; every non-zero value counts":
-            true[mask == 1].sum() / max(int((mask == 1).sum()), 1),
         "the smoothing term is averaged over all rows, masked ones included":
             (1 - eps) * -logp[rows, safe_y][counted].sum() / n + eps * -logp.mean(axis=1).mean(),
     }
@@ -112,8 +107,7 @@ def random_case(rng, N, V, *, scale=2.0, dtype="float64", counted=0.7, ignore_la
 
 
 # -- shrinking: small cases of short numbers -------------------------------------------------------
-MASK_KINDS = {"binary": [("int64", (0, 1))], "all": [("int64", (0, 1)), ("bool", (0, 1)), ("float64", (0.0, 1.0)),
-                                                      ("int64", (0, 1, 2, 3)), ("float64", (0.0, 1.0, 0.5, 2.0))]}
+MASK_KINDS = {"binary": [("int64", (0, 1))], "all": [("int64", (0, 1)), ("bool", (0, 1)), ("float64", (0.0, 1.0))]}
 
 
 def small_cases(eps_values=(0.1,), T_values=(1.0,), masks="binary", ignore_labels=(None,), dtype="float64"):
@@ -142,113 +136,145 @@ def shrinking(sub, **strategy):
     return shrink_on_failure(sub, lambda: small_cases(**strategy), lambda case: call_and_judge(sub, *case))
 
 
+# -- the checks' inputs, small to large: (logits, y, mask, eps, T) (inputs_left_unchanged sends every one again) ---
+HAND_BUILT = [(np.array([[0.0, 0.0, 0.0], [2.0, 0.0, -2.0]]), np.array([1, 0]), np.array([1, 1]), eps, 1.0) for eps in (0.0, 0.1)]
+DEFAULTS = (np.array([[0.0, 0.0, 0.0], [2.0, 0.0, -2.0]]), np.array([2, 2]), np.array([1, 1]))  # called without eps and T
+MASK_KINDS_BATCH = (np.array([[2.0, 0.0, -1.0], [0.0, 1.0, 0.0], [-2.0, 0.5, 1.0], [1.0, 1.0, -3.0]]), np.array([0, -100, 2, 1]))
+MASKS = [np.array([True, False, True, True]), np.array([1, 0, 1, 1]), np.array([1.0, 0.0, 1.0, 1.0])]
+ALL_MASKED = [(np.array([[1.0, 0.0, -1.0], [0.5, 2.0, 0.0]]), np.array([-100, -100]), mask, 0.1, 2.0)
+              for mask in (np.zeros(2, dtype=np.int64), np.zeros(2, dtype=bool), np.zeros(2))]
+LARGE = [(np.array([[1e4, 0.0, -1e4]]), np.array([2]), np.array([1]), 0.1, 1.0),
+         (np.array([[1e4, -1e4], [-1e4, 1e4], [1e4, 1e4]]), np.array([0, 0, 1]), np.array([1, 1, 0]), 0.1, 1.0),
+         (np.array([[5e3, -5e3, 0.0], [1e4, 0.0, 1e4]]), np.array([1, 2]), np.array([1, 1]), 0.2, 0.5)]
+LARGE_LOGITS = [(logits.astype(dtype), y, mask, eps, T) for dtype in ("float64", "float32") for logits, y, mask, eps, T in LARGE]
+# float32 holds 10000.3 as 10000.2998: a loss computed from float32 logits is off by about 1e-4 relative here.
+PRECISION = (np.array([[10000.3, 10000.0, 9999.1]]), np.array([1]), np.array([1]), 0.1, 1.0)
+
+
+def smoothing_cases(rng):
+    return [(*random_case(rng, N, V, counted=1.0), eps, 1.0) for N, V, eps in ((1, 2, 0.1), (3, 4, 0.25), (4, 5, 0.6), (2, 3, 1.0), (32, 10, 0.3))]
+
+
+def temperature_cases(rng):
+    return [(*random_case(rng, N, V, counted=1.0), eps, T) for N, V, T, eps in ((2, 3, 2.0, 0.0), (3, 4, 0.5, 0.1), (4, 5, 4.0, 0.1), (32, 10, 0.25, 0.2))]
+
+
+def counted_cases(rng):
+    return [(np.array([[0.0, 0.0], [3.0, -1.0], [1.0, 2.0]]), np.array([0, 1, 1]), np.array([1, 0, 1]), 0.1, 1.0),
+            *((*random_case(rng, N, V, counted=0.5), eps, 1.0) for N, V, eps in ((4, 3, 0.1), (5, 4, 0.0), (64, 10, 0.3)))]
+
+
+def ignore_cases(rng):
+    return [(np.array([[1.0, 0.0, -1.0], [0.5, 2.0, 0.0], [0.0, 0.0, 3.0]]), np.array([2, -100, 0]), np.array([1, 0, 1]), 0.1, 1.0),
+            *((*random_case(rng, N, V, counted=0.5, ignore_label=label), 0.1, 2.0) for N, V, label in ((4, 4, 4), (5, 3, -1), (64, 10, -100)))]
+
+
+def float32_cases(rng):
+    return [(*random_case(rng, N, V, dtype="float32", counted=0.6), eps, T) for N, V, eps, T in ((3, 4, 0.1, 1.0), (4, 5, 0.3, 2.0), (64, 10, 0.1, 0.5))]
+
+
+def unchanged_cases(rng):
+    """Three random batches, float32 logits and every mask kind, -100 at the masked rows (their results graded too)."""
+    cases = []
+    for dtype, mask_dtype in (("float64", "int64"), ("float32", "bool"), ("float64", "float64")):
+        logits, y, mask = random_case(rng, 4, 5, dtype=dtype, counted=0.5, ignore_label=-100)
+        cases.append((logits, y, mask.astype(mask_dtype), 0.1, 2.0))
+    return cases
+
+
 # -- checks ----------------------------------------------------------------------------------------
 @check("matches F.cross_entropy on a hand-built batch (every row counted)")
 def hand_built(sub, ctx):
-    logits = np.array([[0.0, 0.0, 0.0], [2.0, 0.0, -2.0]])
-    y, mask = np.array([1, 0]), np.array([1, 1])
-    for eps in (0.0, 0.1):
-        call_and_judge(sub, logits, y, mask, eps=eps)
-    got = sub.call("masked_ce", logits, np.array([2, 2]), mask)  # the defaults: eps=0.1, T=1.0
-    judge(sub, got, logits, np.array([2, 2]), mask, 0.1, 1.0, scenario="the defaults eps=0.1, T=1.0, " + describe(logits, y, mask, 0.1, 1.0))
+    for case in HAND_BUILT:
+        call_and_judge(sub, *case)
+    logits, y, mask = DEFAULTS
+    got = sub.call("masked_ce", logits, y, mask)  # the defaults: eps=0.1, T=1.0
+    judge(sub, got, logits, y, mask, 0.1, 1.0, scenario="the defaults eps=0.1, T=1.0, " + describe(logits, y, mask, 0.1, 1.0))
 
 
 @check("label smoothing spreads eps / V over all V classes")
 def smoothing(sub, ctx):
-    rng = ctx.rng(1)
     with shrinking(sub, eps_values=(0.1, 0.25, 0.6, 1.0)):
-        for N, V, eps in ((1, 2, 0.1), (3, 4, 0.25), (4, 5, 0.6), (2, 3, 1.0), (32, 10, 0.3)):
-            call_and_judge(sub, *random_case(rng, N, V, counted=1.0), eps=eps)
+        for case in smoothing_cases(ctx.rng(1)):
+            call_and_judge(sub, *case)
 
 
 @check("temperature divides the logits before the softmax")
 def temperature(sub, ctx):
-    rng = ctx.rng(2)
     with shrinking(sub, T_values=(2.0, 0.5, 4.0), eps_values=(0.0, 0.1)):
-        for N, V, T, eps in ((2, 3, 2.0, 0.0), (3, 4, 0.5, 0.1), (4, 5, 4.0, 0.1), (32, 10, 0.25, 0.2)):
-            call_and_judge(sub, *random_case(rng, N, V, counted=1.0), eps=eps, T=T)
+        for case in temperature_cases(ctx.rng(2)):
+            call_and_judge(sub, *case)
 
 
 @check("only the counted rows are averaged")
 def counted_rows(sub, ctx):
-    rng = ctx.rng(3)
     with shrinking(sub, eps_values=(0.1, 0.0, 0.3)):
-        call_and_judge(sub, np.array([[0.0, 0.0], [3.0, -1.0], [1.0, 2.0]]), np.array([0, 1, 1]), np.array([1, 0, 1]))
-        for N, V, eps in ((4, 3, 0.1), (5, 4, 0.0), (64, 10, 0.3)):
-            call_and_judge(sub, *random_case(rng, N, V, counted=0.5), eps=eps)
+        for case in counted_cases(ctx.rng(3)):
+            call_and_judge(sub, *case)
 
 
-@check("ignore labels (-100, V, -1) at masked rows neither raise nor count")
+@check("ignore labels (-100, V, -1) at masked rows neither raise nor count",
+       edge="The labels of the other rows may be anything: `-100`, `V`, `-1`. They must neither raise nor change the result, so do not index with them.")
 def ignore_labels(sub, ctx):
-    rng = ctx.rng(4)
     with shrinking(sub, ignore_labels=(-100, "V", -1)):
-        call_and_judge(sub, np.array([[1.0, 0.0, -1.0], [0.5, 2.0, 0.0], [0.0, 0.0, 3.0]]), np.array([2, -100, 0]), np.array([1, 0, 1]))
-        for N, V, label in ((4, 4, 4), (5, 3, -1), (64, 10, -100)):
-            logits, y, mask = random_case(rng, N, V, counted=0.5, ignore_label=label)
-            call_and_judge(sub, logits, y, mask, eps=0.1, T=2.0)
+        for case in ignore_cases(ctx.rng(4)):
+            call_and_judge(sub, *case)
 
 
-@check("bool, int and float masks; every non-zero value counts once")
+@check("bool, int and float masks; every non-zero value counts once", edge="`mask` an (N,) NumPy array of bool, int64 or float64 values 0 and 1.")
 def mask_kinds(sub, ctx):
-    logits = np.array([[2.0, 0.0, -1.0], [0.0, 1.0, 0.0], [-2.0, 0.5, 1.0], [1.0, 1.0, -3.0]])
-    y = np.array([0, -100, 2, 1])
-    masks = [np.array([True, False, True, True]), np.array([1, 0, 1, 1]), np.array([1.0, 0.0, 1.0, 1.0]),
-             np.array([2, 0, 1, 3]), np.array([0.5, 0.0, 1.0, 2.0]), np.array([0.25, 0.0, 0.5, 0.25])]
     with shrinking(sub, masks="all", ignore_labels=(-100,)):
-        for mask in masks:
-            call_and_judge(sub, logits, y, mask)
+        for mask in MASKS:
+            call_and_judge(sub, *MASK_KINDS_BATCH, mask)
 
 
-@check("an all-masked batch gives 0.0 without a floating-point warning")
+@check("an all-masked batch gives 0.0 without a floating-point warning",
+       edge="An all-masked batch gives 0.0, and computing it must not raise a floating-point warning")
 def all_masked(sub, ctx):
-    logits = np.array([[1.0, 0.0, -1.0], [0.5, 2.0, 0.0]])
-    y = np.array([-100, -100])
-    for mask in (np.zeros(2, dtype=np.int64), np.zeros(2, dtype=bool), np.zeros(2)):
+    for logits, y, mask, eps, T in ALL_MASKED:
         with sub.errstate(over="raise", divide="raise", invalid="raise"):
-            got = sub.call("masked_ce", logits, y, mask, eps=0.1, T=2.0)
+            got = sub.call("masked_ce", logits, y, mask, eps=eps, T=T)
         nan = isinstance(got, (float, np.floating, np.ndarray)) and np.size(got) == 1 and bool(np.isnan(got).all())
         hint = ("With no counted row the count is 0, and 0 / 0 is NaN: divide by max(count, 1), or return 0.0 before dividing."
                 if nan else "")
-        judge(sub, got, logits, y, mask, 0.1, 2.0, hint=hint)
+        judge(sub, got, logits, y, mask, eps, T, hint=hint)
 
 
 @check("logits of 1e4 give finite, correct losses (float64 and float32)")
 def large_logits(sub, ctx):
-    cases = [(np.array([[1e4, 0.0, -1e4]]), np.array([2]), np.array([1]), 0.1, 1.0),
-             (np.array([[1e4, -1e4], [-1e4, 1e4], [1e4, 1e4]]), np.array([0, 0, 1]), np.array([1, 1, 0]), 0.1, 1.0),
-             (np.array([[5e3, -5e3, 0.0], [1e4, 0.0, 1e4]]), np.array([1, 2]), np.array([1, 1]), 0.2, 0.5)]
-    for dtype in ("float64", "float32"):
-        for logits, y, mask, eps, T in cases:
-            call_and_judge(sub, logits.astype(dtype), y, mask, eps=eps, T=T)
+    for case in LARGE_LOGITS:
+        call_and_judge(sub, *case)
 
 
 @check("float64 logits keep float64 precision")
 def float64_precision(sub, ctx):
-    # float32 holds 10000.3 as 10000.2998: a loss computed from float32 logits is off by about 1e-4 relative here.
-    logits, y, mask = np.array([[10000.3, 10000.0, 9999.1]]), np.array([1]), np.array([1])
-    got = sub.call("masked_ce", logits, y, mask, eps=0.1, T=1.0)
-    value = as_float(got, what="masked_ce's result", scenario=describe(logits, y, mask, 0.1, 1.0))
-    rounded = expected(logits.astype(np.float32), y, mask, 0.1, 1.0)
-    want = expected(logits, y, mask, 0.1, 1.0)
+    logits, y, mask, eps, T = PRECISION
+    got = sub.call("masked_ce", logits, y, mask, eps=eps, T=T)
+    value = as_float(got, what="masked_ce's result", scenario=describe(logits, y, mask, eps, T))
+    rounded = expected(logits.astype(np.float32), y, mask, eps, T)
+    want = expected(logits, y, mask, eps, T)
     hint = ("Your result is what these logits give once rounded to float32: keep float64 inputs in float64 throughout"
             " (no float32 conversion or float32 constant on the way).") if abs(value - rounded) < abs(value - want) / 10 else ""
-    judge(sub, got, logits, y, mask, 0.1, 1.0, hint=hint)
+    judge(sub, got, logits, y, mask, eps, T, hint=hint)
 
 
 @check("float32 logits (graded at float32 tolerance)")
 def float32_logits(sub, ctx):
-    rng = ctx.rng(5)
     with shrinking(sub, dtype="float32", eps_values=(0.1, 0.3), T_values=(1.0, 2.0)):
-        for N, V, eps, T in ((3, 4, 0.1, 1.0), (4, 5, 0.3, 2.0), (64, 10, 0.1, 0.5)):
-            call_and_judge(sub, *random_case(rng, N, V, dtype="float32", counted=0.6), eps=eps, T=T)
+        for case in float32_cases(ctx.rng(5)):
+            call_and_judge(sub, *case)
 
 
 @check("inputs are left unchanged")
 def inputs_left_unchanged(sub, ctx):
-    rng = ctx.rng(6)
-    for dtype, mask_dtype in (("float64", "int64"), ("float32", "bool"), ("float64", "float64")):
-        logits, y, mask = random_case(rng, 4, 5, dtype=dtype, counted=0.5, ignore_label=-100)
-        mask = mask.astype(mask_dtype)
-        scenario = describe(logits, y, mask, 0.1, 2.0) + ", ignore label -100 at the masked rows"
-        got = inputs_unchanged(sub, "masked_ce", logits, y, mask, scenario=scenario, eps=0.1, T=2.0)
-        judge(sub, got, logits, y, mask, 0.1, 2.0, scenario=scenario)
+    for logits, y, mask, eps, T in unchanged_cases(ctx.rng(6)):
+        scenario = describe(logits, y, mask, eps, T) + ", ignore label -100 at the masked rows"
+        got = inputs_unchanged(sub, "masked_ce", logits, y, mask, scenario=scenario, eps=eps, T=T)
+        judge(sub, got, logits, y, mask, eps, T, scenario=scenario)
+    # Then every input the other checks send, the logits of 1e4 included (only whether they change is judged here): a shift
+    # written into the caller's logits only where they are large changes nothing at ordinary ones.
+    others = [*HAND_BUILT, (*DEFAULTS, 0.1, 1.0), *smoothing_cases(ctx.rng(1)), *temperature_cases(ctx.rng(2)), *counted_cases(ctx.rng(3)),
+              *ignore_cases(ctx.rng(4)), *((*MASK_KINDS_BATCH, mask, 0.1, 1.0) for mask in MASKS), *ALL_MASKED, *LARGE_LOGITS, PRECISION,
+              *float32_cases(ctx.rng(5))]
+    for logits, y, mask, eps, T in others:
+        inputs_unchanged(sub, "masked_ce", logits, y, mask, scenario=describe(logits, y, mask, eps, T), eps=eps, T=T)

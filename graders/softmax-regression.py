@@ -197,10 +197,31 @@ def train_scenario(X, y, k, lr, epochs, what=""):
     return f"{what or f'X {X.shape}'}, k = {k}, lr = {lr:g}, epochs = {epochs}"
 
 
+# -- the checks' inputs, small to large (softmax_ce_inputs and train_inputs send every one of them again) --------
+HAND_BUILT = (np.array([[0.0, 0.0], [1.0, -1.0], [0.0, 2.0]]), np.array([1, 1, 0]))
+LARGE_LOGITS = [(np.array([[30.0, 0.0]]), np.array([1])),
+                (np.array([[800.0, 0.0, -800.0]]), np.array([2])),
+                # Row maxima 2e4 apart: one maximum for the whole batch underflows the second row (-inf where 0.1566 is right).
+                (np.array([[1e4, 0.0], [-1e4, -9999.0]]), np.array([0, 1])),
+                (np.array([[1e4, -1e4], [-1e4, 1e4], [1e4, 1e4]]), np.array([1, 1, 0]))]
+TRAIN_X = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0], [0.5, 2.0]])
+TRAIN_Y = np.array([0, 1, 2, 1])
+ABSENT_X = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0], [0.5, 2.0], [2.0, -0.5]])
+ABSENT_CASES = ((np.array([0, 1, 0, 1, 1]), 3), (np.array([0, 2, 2, 0, 2]), 4))
+
+
+def loss_cases(rng):
+    return [random_logits(rng, n, k) for n, k in ((1, 2), (4, 3), (2, 10), (64, 7))]
+
+
+def gradient_cases(rng):
+    return [random_logits(rng, n, k) for n, k in ((1, 2), (3, 4), (2, 10), (32, 10))]
+
+
 # -- checks ----------------------------------------------------------------------------------------
 @check("softmax_ce: loss and grad on a hand-built batch", uses=("softmax_ce",))
 def hand_built(sub, ctx):
-    logits, y = np.array([[0.0, 0.0], [1.0, -1.0], [0.0, 2.0]]), np.array([1, 1, 0])
+    logits, y = HAND_BUILT
     value, grad, _ = softmax_ce_result(sub, logits, y)
     judge_loss(sub, value, logits, y)
     judge_grad(sub, grad, logits, y, torch_loss_and_grad(logits, y)[1], "torch autograd of F.cross_entropy")
@@ -208,26 +229,21 @@ def hand_built(sub, ctx):
 
 @check("softmax_ce: the loss equals F.cross_entropy (random float64 logits)", uses=("softmax_ce",))
 def loss_matches(sub, ctx):
-    rng = ctx.rng(1)
     with shrink_on_failure(sub, small_cases, lambda case: verify_loss(sub, case)):
-        for n, k in ((1, 2), (4, 3), (2, 10), (64, 7)):
-            verify_loss(sub, random_logits(rng, n, k))
+        for case in loss_cases(ctx.rng(1)):
+            verify_loss(sub, case)
 
 
 @check("softmax_ce: grad passes a float64 central-difference check", uses=("softmax_ce",))
 def gradient_check(sub, ctx):
-    rng = ctx.rng(2)
     with shrink_on_failure(sub, small_cases, lambda case: verify_gradient(sub, case)):
-        for n, k in ((1, 2), (3, 4), (2, 10), (32, 10)):
-            verify_gradient(sub, random_logits(rng, n, k))
+        for case in gradient_cases(ctx.rng(2)):
+            verify_gradient(sub, case)
 
 
 @check("softmax_ce: confident mistakes at logits up to 1e4 (finite, exact loss and grad)", uses=("softmax_ce",))
 def large_logits(sub, ctx):
-    cases = [(np.array([[30.0, 0.0]]), np.array([1])),
-             (np.array([[800.0, 0.0, -800.0]]), np.array([2])),
-             (np.array([[1e4, -1e4], [-1e4, 1e4], [1e4, 1e4]]), np.array([1, 1, 0]))]
-    for logits, y in cases:
+    for logits, y in LARGE_LOGITS:
         value, grad, _ = softmax_ce_result(sub, logits, y)
         judge_loss(sub, value, logits, y)
         with explained(lambda: shifted_control(sub, logits, y, 1)):  # noqa: B023 - called at once
@@ -237,13 +253,15 @@ def large_logits(sub, ctx):
 
 @check("softmax_ce: inputs are left unchanged", uses=("softmax_ce",))
 def softmax_ce_inputs(sub, ctx):
-    logits, y = random_logits(ctx.rng(3), 4, 3)
-    inputs_unchanged(sub, "softmax_ce", logits, y, scenario=describe(logits, y))
+    # Every input the other checks send, the large logits included: a shift written into the caller's logits only
+    # where they are large changes nothing at ordinary ones.
+    for logits, y in [random_logits(ctx.rng(3), 4, 3), HAND_BUILT, *loss_cases(ctx.rng(1)), *gradient_cases(ctx.rng(2)), *LARGE_LOGITS]:
+        inputs_unchanged(sub, "softmax_ce", logits, y, scenario=describe(logits, y))
 
 
 @check("train: the first epochs are exact gradient-descent steps", uses=("train",))
 def train_exact(sub, ctx):
-    X, y = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0], [0.5, 2.0]]), np.array([0, 1, 2, 1])
+    X, y = TRAIN_X, TRAIN_Y
     for epochs in (0, 1, 2, 5):
         got = sub.call("train", X, y, 3, 0.5, epochs)
         judge_train(got, X, y, 3, 0.5, epochs, train_scenario(X, y, 3, 0.5, epochs))
@@ -253,10 +271,11 @@ def train_exact(sub, ctx):
     judge_train(got, X, y, 4, 0.3, 50, train_scenario(X, y, 4, 0.3, 50, "random X (30, 4)"))
 
 
-@check("train: W has k columns even when a class is absent from y", uses=("train",))
+@check("train: W has k columns even when a class is absent from y", uses=("train",),
+       edge="`k` is the number of classes even when `y` does not use all of them (W and b then still have k columns).")
 def absent_class(sub, ctx):
-    X = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0], [0.5, 2.0], [2.0, -0.5]])
-    for y, k in ((np.array([0, 1, 0, 1, 1]), 3), (np.array([0, 2, 2, 0, 2]), 4)):
+    X = ABSENT_X
+    for y, k in ABSENT_CASES:
         got = sub.call("train", X, y, k, 0.5, 3)
         judge_train(got, X, y, k, 0.5, 3, train_scenario(X, y, k, 0.5, 3, f"X (5, 2), labels {sorted(set(y.tolist()))} only"))
 
@@ -274,13 +293,15 @@ def fits_separable(sub, ctx):
     wrong = np.flatnonzero(logits.argmax(axis=1) != y)
     loss, start = mean_ce(logits, y), math.log(3)
     if len(wrong) or not loss < start:
+        rose = f"it rose from {start:.4g}: step against the gradient" if loss > start else "step"
         fail(f"training ({scenario}): {len(wrong)} of {len(y)} training points misclassified (first: point {wrong[0] if len(wrong) else '-'}),"
              f" mean cross-entropy {loss:.4g} after training vs {start:.4g} at W = 0, b = 0; gradient descent must lower the loss"
-             " and separate these blobs: step against the gradient, W -= lr * X.T @ g and b -= lr * g.sum(0)",
-             misclassified=int(len(wrong)), loss=loss)
+             f" and separate these blobs: {rose}, W -= lr * X.T @ g and b -= lr * g.sum(0)", misclassified=int(len(wrong)), loss=loss)
 
 
 @check("train: inputs are left unchanged", uses=("train",))
 def train_inputs(sub, ctx):
-    X, y = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0], [0.5, 2.0]]), np.array([0, 1, 2, 1])
-    inputs_unchanged(sub, "train", X, y, 3, 0.5, 2, scenario=train_scenario(X, y, 3, 0.5, 2))
+    runs = [(TRAIN_X, TRAIN_Y, 3, 0.5, 2), *((ABSENT_X, labels, k, 0.5, 3) for labels, k in ABSENT_CASES),
+            (*inputs_from_code(random_data_code(4, 30, 4, 4), "X", "y"), 4, 0.3, 50), (*inputs_from_code(BLOBS_CODE, "X", "y"), 3, 0.5, 100)]
+    for X, y, k, lr, epochs in runs:
+        inputs_unchanged(sub, "train", X, y, k, lr, epochs, scenario=train_scenario(X, y, k, lr, epochs))

@@ -453,3 +453,11 @@ def test_a_non_finite_loss_at_large_logits_is_explained_by_the_same_logits_shift
     underflow = shifted_logits_hint(Submission(LocalSandbox(log_of_softmax), "cpu", 10.0), "ce", big)
     assert "a row spans 10000, so exp of its smallest entry minus the maximum underflows to 0" in underflow
     assert shifted_logits_hint(Submission(LocalSandbox(log_of_softmax), "cpu", 10.0), "ce", big, logs=False) == ""
+
+    def one_maximum(logits):  # the shift taken over the whole batch: right while every row holds the batch's maximum
+        return unshifted(logits - logits.max())
+
+    apart = np.array([[1e4, 0.0], [-1e4, -9999.0]])  # row maxima 2e4 apart
+    batch = shifted_logits_hint(Submission(LocalSandbox(one_maximum), "cpu", 10.0), "ce", apart)
+    assert "a maximum taken over the whole batch (or per column) was subtracted, and a row whose own maximum lies 19999 below it" in batch
+    assert "exp overflowed" in shifted_logits_hint(Submission(LocalSandbox(unshifted), "cpu", 10.0), "ce", apart)
