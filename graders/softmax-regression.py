@@ -246,7 +246,7 @@ def large_logits(sub, ctx):
     for logits, y in LARGE_LOGITS:
         value, grad, _ = softmax_ce_result(sub, logits, y)
         judge_loss(sub, value, logits, y)
-        with explained(lambda: shifted_control(sub, logits, y, 1)):  # noqa: B023 - called at once
+        with explained(lambda: shifted_control(sub, logits, y, 1)):  # noqa: B023 - the loop ends on a failure
             assert_finite(grad, what="grad", scenario=describe(logits, y))
         judge_grad(sub, grad, logits, y, torch_loss_and_grad(logits, y)[1], "torch autograd of F.cross_entropy")
 
