@@ -1,17 +1,8 @@
 """Checks for `esmm`: the ESMM loss, pCTR and pCTCVR = pCTR * pCVR supervised on every impression.
 
-Expected values are computed here in float64 from the inputs' values, per impression, without the
-reference: log pCTR = logsigmoid(a), log pCTCVR = logsigmoid(a) + logsigmoid(b), and
-log(1 - pCTCVR) from that log by the two-branch log1mexp (log(-expm1(L)) above -ln 2, log1p(-exp(L))
-below), which is another route than the reference's logaddexp. float64 losses are graded at 1e-7
-relative and 1e-8 absolute (a softplus with torch's threshold of 20 is off by at most e^-20 per
-term), float32 at float32 tolerance. Gradients with respect to both logits are compared with the
-reference's in float64 (gradcheck_float64), at ordinary logits and at +-50.
-
-Hints follow the evidence: a wrong loss is compared with what each known mistake gives on the same
-batch (the CVR head supervised on clicked impressions only, buy as the CTCVR label, sums instead of
-means, pCVR instead of the product); a loss that is right while a gradient is not says the CTCVR term
-is hidden from autograd on its way to ctr_logit.
+Expected values are computed here in float64 from the inputs' values, by another route than the
+reference's logaddexp: log(1 - pCTCVR) from log pCTCVR by the two-branch log1mexp. Gradients are
+compared with the reference's in float64 (gradcheck_float64).
 """
 
 import math
@@ -20,20 +11,25 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from mlprep.grading import (CheckFailed, as_float, assert_close, assert_keeps_precision, assert_returns_like, check, fail, gradcheck_float64,
-                            inputs_unchanged, tolerance_for)
+from mlprep.grading import (CheckFailed, as_float, assert_close, assert_keeps_precision, assert_returns_like, check, control_value, explained, fail,
+                            gradcheck_float64, inputs_unchanged, mistake_hint, plural, same_values, tolerance_for, value_and_grad)
 
 DEVICES = ("cpu", "cuda")
-FLOAT64_RTOL, FLOAT64_ATOL = 1e-7, 1e-8
+FLOAT64_RTOL, FLOAT64_ATOL = 1e-7, 1e-8  # a softplus with torch's threshold of 20 is off by at most e^-20 per term
+CTR_DETACHED = ("Your gradient with respect to ctr_logit is exactly the one the CTR term alone gives, as if pCTR were detached inside"
+                " pCTCVR = pCTR * pCVR (a .detach(), .item(), NumPy or no_grad on the way): the CTCVR term depends on ctr_logit too, through"
+                " pCTR, and that gradient is what ESMM's CTR tower learns from.")
+CTR_HIDDEN = ("Your loss value is right here but its gradient with respect to ctr_logit is not, so what autograd differentiates is not your"
+              " value: part of it is hidden from autograd (a .detach(), .item(), NumPy or no_grad on the way) or has a hand-written backward.")
+# Single impressions (ctr_logit, cvr_logit, click, buy) for telling apart which term breaks when computed from rounded
+# probabilities. At the first only the CTR term can: sigmoid(50) rounds to 1 against click = 0 (log(1 - pCTR) = log(0)), while
+# pCTCVR = sigmoid(50) * sigmoid(-50) is about 2e-22. At the second the product rounds to 1 against the label 0 (log(1 - pCTCVR) =
+# log(0)), and a CTR term from sigmoid(50) breaks there too when it takes 0 * log(1 - pCTR): so the product is named only when the
+# first impression comes back finite.
+CTR_BREAKS, PRODUCT_BREAKS = (50.0, -50.0, 0.0, 0.0), (50.0, 50.0, 1.0, 0.0)
 
 
-# ---------------------------------------------------------------------------------------------
-# Expected values and known mistakes (judge side, float64 on the CPU)
-# ---------------------------------------------------------------------------------------------
-def _f64(*tensors):
-    return [t.detach().cpu().double() for t in tensors]
-
-
+# -- expected values and known mistakes (judge side, float64 on the CPU) ---------------------------
 def _log1mexp(L):
     """log(1 - exp(L)) for L <= 0, the two-branch form (Maechler 2012)."""
     return torch.where(L > -math.log(2), torch.log(-torch.expm1(L.clamp(max=-1e-300))), torch.log1p(-torch.exp(L.clamp(max=-math.log(2)))))
@@ -41,6 +37,10 @@ def _log1mexp(L):
 
 def _bce(z, log_p, log_not_p):
     return -(z * log_p + (1 - z) * log_not_p)
+
+
+def _f64(*tensors):
+    return [t.detach().cpu().double() for t in tensors]
 
 
 def expected(a, b, click, buy):
@@ -62,11 +62,10 @@ def mistakes(a, b, click, buy):
         "the two terms are summed over the impressions; each is a mean over all N": ctr.sum() + ctcvr.sum(),
         "the CVR head is trained with its own BCE against click * buy; ESMM supervises the product pCTR * pCVR":
             ctr.mean() + _bce(click * buy, F.logsigmoid(b), F.logsigmoid(-b)).mean(),
+        "the loss is computed from the probabilities with F.binary_cross_entropy, which clamps each log at -100: where"
+        " pCTR * pCVR rounds to 1 (or to 0) the loss is capped instead of right; stay in log space (logsigmoid)":
+            F.binary_cross_entropy(torch.sigmoid(a), click) + F.binary_cross_entropy(torch.sigmoid(a) * torch.sigmoid(b), click * buy),
     }
-    p_ctr = torch.sigmoid(a)
-    found["the loss is computed from the probabilities with F.binary_cross_entropy, which clamps each log at -100: where"
-          " pCTR * pCVR rounds to 1 (or to 0) the loss is capped instead of right; stay in log space (logsigmoid)"] = (
-        F.binary_cross_entropy(p_ctr, click) + F.binary_cross_entropy(p_ctr * torch.sigmoid(b), click * buy))
     if clicked.any():
         found["pCVR is supervised by buy on the clicked impressions only: that is the sample-selection bias ESMM removes;"
               " supervise pCTCVR = pCTR * pCVR by click * buy on every impression"] = (
@@ -74,28 +73,48 @@ def mistakes(a, b, click, buy):
     return {text: float(value) for text, value in found.items()}
 
 
-def likely_cause(value, a, b, click, buy, rtol):
-    want = expected(a, b, click, buy)
-    found = [text for text, v in mistakes(a, b, click, buy).items()
-             if not math.isclose(v, want, rel_tol=10 * rtol, abs_tol=1e-12) and math.isclose(value, v, rel_tol=rtol, abs_tol=1e-12)]
-    return f"Your loss matches one where {found[0]}." if len(found) == 1 else ""
+def nonfinite_hint(sub, a, b, click, buy):
+    """Why the loss is not finite, told by the single impressions CTR_BREAKS and PRODUCT_BREAKS: a term computed from rounded
+    probabilities is named only when your loss breaks where that term does, and not where only the other one would."""
+    def breaks(impression):
+        return control_value(sub, "esmm_loss", *tensors(*([v] for v in impression), dtype=a.dtype), read=lambda got: not math.isfinite(float(got)))
+
+    dtype, (a, b, click, buy) = a.dtype, _f64(a, b, click, buy)
+    p_ctr = torch.sigmoid(a.to(dtype))
+    ctr_breaks = breaks(CTR_BREAKS)
+    rounds = (p_ctr == 1).nonzero()
+    if ctr_breaks and len(rounds):
+        i = int(rounds[0])
+        return (f"At impression {i} (ctr_logit = {a[i].item():g}, click = {click[i].item():g}) sigmoid(a) rounds to exactly 1, so log(1 - pCTR) is"
+                " log(0) = -inf (and 0 * -inf is NaN where click = 1); your loss is not finite either at a = 50, b = -50, click 0, buy 0, where"
+                " only a CTR term computed from sigmoid(a) breaks. Take log(1 - pCTR) as logsigmoid(-a), and log pCTR as logsigmoid(a).")
+    rounds = ((p_ctr * torch.sigmoid(b.to(dtype)) == 1) & (click * buy == 0)).nonzero()
+    if ctr_breaks is False and len(rounds) and breaks(PRODUCT_BREAKS):
+        i = int(rounds[0])
+        return (f"At impression {i} (ctr_logit = {a[i].item():g}, cvr_logit = {b[i].item():g}, click * buy = 0) sigmoid(a) * sigmoid(b) rounds to"
+                " exactly 1, so log(1 - pCTCVR) of that product is log(0) = -inf (your loss is not finite either at a = b = 50, click 1, buy 0,"
+                " and it is at a = 50, b = -50, click 0, where a CTR term computed from sigmoid(a) would break). Stay in log space:"
+                " log pCTCVR = logsigmoid(a) + logsigmoid(b), and log(1 - pCTCVR) = log(sigmoid(-a) + sigmoid(a) sigmoid(-b)) (torch.logaddexp"
+                " of two logsigmoids), or log1mexp of log pCTCVR.")
+    return ""
 
 
-def nonfinite_hint(a, b, click, buy):
-    a, b, click, buy = _f64(a, b, click, buy)
-    target = click * buy
-    rounds = (torch.sigmoid(a) * torch.sigmoid(b) == 1) & (target == 0)
-    if not rounds.any():
-        return ""
-    i = int(torch.nonzero(rounds)[0])
-    return (f"At impression {i} (ctr_logit = {a[i].item():g}, cvr_logit = {b[i].item():g}, click * buy = 0) sigmoid(a) * sigmoid(b) rounds to"
-            " exactly 1, so log(1 - pCTCVR) of that product is log(0) = -inf. Stay in log space: log pCTCVR = logsigmoid(a) + logsigmoid(b),"
-            " and log(1 - pCTCVR) = log(sigmoid(-a) + sigmoid(a) sigmoid(-b)) (torch.logaddexp of two logsigmoids), or log1mexp of log pCTCVR.")
+def _ctr_detached_loss(a, b, click, buy):
+    """The loss with pCTR detached inside pCTCVR: its gradient with respect to ctr_logit is the CTR term's alone."""
+    log_ctr, log_not_ctr = F.logsigmoid(a), F.logsigmoid(-a)
+    log_ctcvr = log_ctr.detach() + F.logsigmoid(b)
+    log_not_ctcvr = torch.logaddexp(log_not_ctr.detach(), log_ctr.detach() + F.logsigmoid(-b))
+    return _bce(click, log_ctr, log_not_ctr).mean() + _bce(click * buy, log_ctcvr, log_not_ctcvr).mean()
 
 
-# ---------------------------------------------------------------------------------------------
-# Inputs and judging one call
-# ---------------------------------------------------------------------------------------------
+def ctr_gradient_hint(sub, a, b, click, buy):
+    """The loss is right but d/d(ctr_logit) is not: name the detached pCTR when the gradient is exactly that one's."""
+    got = control_value(sub, value_and_grad, "esmm_loss", [a, b, click, buy], [0, 1], read=lambda seen: seen[1][0])
+    detached = value_and_grad(type("Detached", (), {"esmm_loss": staticmethod(_ctr_detached_loss)}), "esmm_loss", _f64(a, b, click, buy), [0, 1])[1][0]
+    return CTR_DETACHED if got is not None and same_values(got, detached, rtol=1e-6, atol=1e-10) else CTR_HIDDEN
+
+
+# -- inputs and judging one call -------------------------------------------------------------------
 def batch(rng, N, scale=2.0, dtype=torch.float64, click_rate=0.4, buy_rate=0.5):
     """(ctr_logit, cvr_logit, click, buy): logits N(0, scale) at odd multiples of 1/16 (exact, short, never 0, where the
     max(a, 0) and |a| forms have a kink under autograd), buy possible without a click."""
@@ -109,14 +128,10 @@ def tensors(*rows, dtype=torch.float64):
     return [torch.tensor(row, dtype=dtype) for row in rows]
 
 
-def _count(n, one, many):
-    return f"{n} {one if n == 1 else many}"
-
-
 def describe(a, click, buy, device, extra=""):
     n_clicks, n_both, orphans = int(click.sum()), int((click * buy).sum()), int(((click == 0) & (buy != 0)).sum())
-    return (f"N = {a.numel()}, {str(a.dtype).removeprefix('torch.')}, {_count(n_clicks, 'click', 'clicks')}, "
-            f"{_count(n_both, 'click-and-buy', 'click-and-buys')}, {_count(orphans, 'buy without a click', 'buys without a click')}{extra}, {device}")
+    return (f"N = {a.numel()}, {str(a.dtype).removeprefix('torch.')}, {plural(n_clicks, 'click')}, {plural(n_both, 'click-and-buy')},"
+            f" {plural(orphans, 'buy')} without a click{extra}, {device}")
 
 
 def judge(sub, a, b, click, buy, scenario=None):
@@ -127,30 +142,24 @@ def judge(sub, a, b, click, buy, scenario=None):
     assert_keeps_precision(got, a.dtype, what="esmm_loss's result", scenario=scenario)
     want = expected(a, b, click, buy)
     rtol, atol = (FLOAT64_RTOL, FLOAT64_ATOL) if a.dtype == torch.float64 else tolerance_for(a.dtype)
-    try:
+    match = 1e-9 if a.dtype == torch.float64 else 1e-5
+    with explained(lambda: mistake_hint(value, mistakes(a, b, click, buy), want=want, rtol=match, apart=(10 * match, 1e-12),
+                                        say="Your loss matches one where {}.") if math.isfinite(value) else nonfinite_hint(sub, a, b, click, buy)):
         assert_close(value, want, what="esmm_loss's result", scenario=scenario, rtol=rtol, atol=atol)
-    except CheckFailed as failure:
-        failure.explain = (lambda: likely_cause(value, a, b, click, buy, 1e-9 if a.dtype == torch.float64 else 1e-5)) if math.isfinite(value) else (
-            lambda: nonfinite_hint(a, b, click, buy))
-        raise
     return value
 
 
 def judge_gradients(sub, ctx, a, b, click, buy, scenario):
-    value = judge(sub, a, b, click, buy, scenario)  # a wrong loss has wrong gradients too: the value first
+    judge(sub, a, b, click, buy, scenario)  # a wrong loss has wrong gradients too: the value first, so it is right below
     try:
         gradcheck_float64(sub, ctx, "esmm_loss", [a, b, click, buy], [0, 1], scenario=scenario)
     except CheckFailed as failure:
-        if "ctr_logit" in str(failure.details.get("what", "")) and math.isfinite(value):
-            failure.notes.append("Your loss value is right here but its gradient with respect to ctr_logit is not, so part of the"
-                                 " computation is hidden from autograd (a .detach(), .item(), NumPy or no_grad on the way): the"
-                                 " CTCVR term depends on ctr_logit too, through pCTR, and that gradient is what ESMM's CTR tower learns from.")
+        if "ctr_logit" in str(failure.details.get("what", "")):
+            failure.explain = lambda: ctr_gradient_hint(sub, a, b, click, buy)
         raise
 
 
-# ---------------------------------------------------------------------------------------------
-# Checks
-# ---------------------------------------------------------------------------------------------
+# -- checks ----------------------------------------------------------------------------------------
 @check("matches mean BCE(pCTR, click) + mean BCE(pCTR * pCVR, click * buy) on small batches", devices=DEVICES)
 def small_batches(sub, ctx):
     cases = [tensors([0.5], [-1.0], [1.0], [1.0]), tensors([1.5, -0.5, 2.0, -1.0], [0.25, 1.0, -2.0, 0.5], [1, 0, 1, 1], [1, 0, 0, 1]),
@@ -202,11 +211,11 @@ def gradients(sub, ctx):
         judge_gradients(sub, ctx, a, b, click, buy, describe(a, click, buy, ctx.device))
 
 
-@check("the result is a 0-d tensor on the inputs' device", devices=DEVICES)
+@check("the result is a 0-d tensor on the inputs' device", devices=DEVICES, edge="The result is a 0-d tensor on the inputs' device.")
 def result_kind(sub, ctx):
     a, b, click, buy = tensors([0.5, -1.0], [1.0, 0.25], [1, 0], [1, 0])
-    got = sub.call("esmm_loss", a, b, click, buy)
     scenario = describe(a, click, buy, ctx.device)
+    got = inputs_unchanged(sub, "esmm_loss", a, b, click, buy, scenario=scenario)
     assert_returns_like(got, a, what="esmm_loss's result", scenario=scenario, device=sub.device)
     if tuple(got.shape) != ():
         fail(f"esmm_loss's result ({scenario}): expected a 0-d tensor (one scalar loss), got shape {tuple(got.shape)}; reduce each term with .mean().")

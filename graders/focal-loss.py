@@ -1,8 +1,8 @@
 """Grader for focal-loss: the mean sigmoid focal loss, computed from logits, in torch.
 
-Expected values come from torchvision.ops.sigmoid_focal_loss's formula (restated below, torchvision
-is not a dependency) and from F.binary_cross_entropy_with_logits, both in float64 (float32 for the
-half-precision checks, which are graded against the float32 loss of the same rounded values).
+Expected values come from torchvision.ops.sigmoid_focal_loss's formula (restated below: torchvision is not a
+dependency), in float64, and in float32 for the half-precision checks, graded against the float32 loss of the
+same rounded values.
 """
 
 import math
@@ -11,8 +11,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from mlprep.grading import (Call, CheckFailed, as_float, assert_close, assert_finite, assert_keeps_precision, check, expect_sequence, fail,
-                            gradcheck_float64, inputs_unchanged, literal, on_input, scenario, shrink_on_failure, tolerance_for, value_and_grad)
+from mlprep.grading import (Call, CheckFailed, array_of, as_float, assert_close, assert_finite, assert_keeps_precision, check, control_value, dtype_name,
+                            expect_sequence, explained, fail, gradcheck_float64, inputs_unchanged, literal, mistake_hint, on_input, same_values, scenario,
+                            shrink_on_failure, tolerance_for, value_and_grad)
 
 DEVICES = ("cpu", "cuda")
 
@@ -51,15 +52,16 @@ GRADIENT_HINT = ("Your loss values are right at these logits but the gradient is
                  "way) or has a hand-written backward. Every factor depends on z, the modulating factor (1 - p_t) ** gamma included.")
 
 
-# ---------------------------------------------------------------------------------------------
-# Expected values (judge side)
-# ---------------------------------------------------------------------------------------------
+# -- expected values (judge side) ------------------------------------------------------------------
+def focal_parts(z, y, alpha):
+    """p = sigmoid(z), the BCE, p_t and alpha_t of each element, as torchvision computes them."""
+    p = torch.sigmoid(z)
+    return p, F.binary_cross_entropy_with_logits(z, y, reduction="none"), p * y + (1 - p) * (1 - y), alpha * y + (1 - alpha) * (1 - y)
+
+
 def torchvision_per_element(z, y, alpha, gamma):
     """torchvision.ops.sigmoid_focal_loss(z, y, alpha, gamma, reduction="none"), restated."""
-    p = torch.sigmoid(z)
-    ce = F.binary_cross_entropy_with_logits(z, y, reduction="none")
-    p_t = p * y + (1 - p) * (1 - y)
-    alpha_t = alpha * y + (1 - alpha) * (1 - y)
+    _, ce, p_t, alpha_t = focal_parts(z, y, alpha)
     return alpha_t * ce * (1 - p_t) ** gamma
 
 
@@ -73,9 +75,7 @@ def single_loss(z_i, y_i, alpha, gamma, dtype=torch.float64):
     return float(torchvision_focal_loss(torch.tensor([z_i], dtype=dtype), torch.tensor([y_i], dtype=dtype), alpha, gamma))
 
 
-# ---------------------------------------------------------------------------------------------
-# Scenarios (run in the sandbox) and how their inputs read as learner code
-# ---------------------------------------------------------------------------------------------
+# -- scenarios (run in the sandbox) and how their inputs read as learner code ----------------------
 def _per_element_repro(interface, z, y, alpha, gamma):
     n = z.numel()
     return Call.code(f"z = {literal(z.reshape(-1))}\ny = {literal(y.reshape(-1))}\n"
@@ -105,29 +105,16 @@ def gradient_code(z, y, alpha, gamma):
                      f"z.grad  # the check compares {GRADIENT_WEIGHT:.4f} * z.grad (the loss times a fixed random weight)")
 
 
-# ---------------------------------------------------------------------------------------------
-# Hints, each chosen from what the failure shows
-# ---------------------------------------------------------------------------------------------
+# -- hints, each chosen from what the failure shows ------------------------------------------------
 def _describe_config(z, alpha, gamma, extra=""):
-    text = f"shape {tuple(z.shape)}, {_dtype_name(z.dtype)}, alpha = {alpha:g}, gamma = {gamma:g}"
+    text = f"shape {tuple(z.shape)}, {dtype_name(z.dtype)}, alpha = {alpha:g}, gamma = {gamma:g}"
     return f"{text}, {extra}" if extra else text
-
-
-def _dtype_name(dtype):
-    return str(dtype).removeprefix("torch.")
 
 
 def _likely_cause(got, z, y, alpha, gamma, rel_tol=1e-9):
     """A hint naming the known mistakes that reproduce `got` (to rel_tol), or "" when none does."""
-    try:
-        value = float(torch.as_tensor(got).double().reshape(()))
-    except (TypeError, ValueError, RuntimeError):
-        return ""
-    z, y = z.double(), y.double()
-    p = torch.sigmoid(z)
-    ce = F.binary_cross_entropy_with_logits(z, y, reduction="none")
-    p_t = p * y + (1 - p) * (1 - y)
-    alpha_t = alpha * y + (1 - alpha) * (1 - y)
+    p, ce, p_t, alpha_t = focal_parts(z.double(), y.double(), alpha)
+    y = y.double()
     per_element = alpha_t * ce * (1 - p_t) ** gamma
     variants = {
         "the per-element losses are summed; the loss is their mean over every element":
@@ -145,26 +132,21 @@ def _likely_cause(got, z, y, alpha, gamma, rel_tol=1e-9):
         "the modulating factor is p_t ** gamma, which weighs easy examples most; it is (1 - p_t) ** gamma":
             (alpha_t * ce * p_t ** gamma).mean(),
     }
-    true_value = float(per_element.mean())
-    matches = [text for text, v in variants.items()
-               if abs(float(v) - true_value) > 1e-6 * abs(true_value) and math.isclose(value, float(v), rel_tol=rel_tol, abs_tol=1e-12)]
-    if len(matches) == 1:
-        return f"Your result matches a loss where {matches[0]}."
-    if len(matches) == 2:
-        return f"Your result matches a loss where {matches[0]}, and also one where {matches[1]}."
-    return ""
+    return mistake_hint(got, {text: float(v) for text, v in variants.items()}, want=float(per_element.mean()), rtol=rel_tol, atol=1e-12, apart=(1e-6, 0.0),
+                        say="Your result matches a loss where {}.", two="Your result matches a loss where {}, and also one where {}.")
 
 
-def _float32_sized_error_hint(value, want):
-    """When a float64 result is off by about float32 rounding (and no more), say so: that size is the evidence."""
-    if not (math.isfinite(value) and want != 0):
+def _float32_sized_error_hint(sub, value, want, z, y, alpha, gamma):
+    """A float64 result off by about float32 rounding, which is what the learner's code gives for the same values in float32
+    (a control call), far closer than to the right loss: it was computed in float32."""
+    if not (math.isfinite(value) and want != 0) or not 1e-7 < abs(value - want) / abs(want) <= 1e-6:
         return ""
-    rel = abs(value - want) / abs(want)
-    if 1e-7 < rel <= 1e-6:
-        return (f"Your result is off by a relative {rel:.2g}, the size of float32 rounding (2^-24, about 6e-8, per operation), "
-                "not of a wrong formula: compute float64 inputs in float64 throughout (no .float(), float32 tensors or "
-                "dtype=torch.float32 on the way, and no cast back at the end).")
-    return ""
+    in_float32 = control_value(sub, "focal_loss", z.float(), y.float(), alpha=alpha, gamma=gamma, read=lambda got: float(torch.as_tensor(got).double().reshape(())))
+    if in_float32 is None or abs(in_float32 - value) > 1e-3 * abs(value - want):
+        return ""
+    return (f"Your result is off by a relative {abs(value - want) / abs(want):.2g}, the size of float32 rounding (2^-24, about 6e-8, per operation), and"
+            " it is what your code gives for the same values in float32: compute float64 inputs in float64 throughout (no .float(), float32"
+            " tensors or dtype=torch.float32 on the way, and no cast back at the end).")
 
 
 def _unstable_forms_break(z_i, y_i, dtype):
@@ -184,7 +166,7 @@ def _nonfinite_hint(z_i, y_i, alpha, gamma, dtype, control=None):
     When both do, `control(z)` (the learner's loss of one element z, same label and dtype, or None) tells them apart
     at a logit where only one of them breaks: every log form of this label and no exp (z = 10, 20 or 40; none exists
     for y = 1), or else an exp and no log (z = -12, -89 or -710)."""
-    name = _dtype_name(dtype)
+    name = dtype_name(dtype)
     log_breaks, _, exp_breaks = _unstable_forms_break(z_i, y_i, dtype)
     evidence = ""
     if log_breaks and exp_breaks and control is not None:
@@ -216,15 +198,14 @@ def _nonfinite_hint(z_i, y_i, alpha, gamma, dtype, control=None):
             "sees -|z|: max(z, 0) - z*y + log(1 + exp(-|z|)).")
 
 
+def first_number(got):
+    return float(torch.as_tensor(got).double().reshape(-1)[0])
+
+
 def single_element_control(sub, y_i, alpha, gamma, dtype):
     """control(z) for _nonfinite_hint: the learner's loss of the single element z (label y_i, this dtype), None if unusable."""
-    def control(z_c):
-        got = sub.control("focal_loss", torch.tensor([z_c], dtype=dtype), torch.tensor([y_i], dtype=dtype), alpha=alpha, gamma=gamma)
-        try:
-            return float(torch.as_tensor(got).double().reshape(-1)[0])
-        except (TypeError, ValueError, IndexError, RuntimeError):  # None (it raised) or not a number: no evidence
-            return None
-    return control
+    return lambda z_c: control_value(sub, "focal_loss", torch.tensor([z_c], dtype=dtype), torch.tensor([y_i], dtype=dtype), alpha=alpha, gamma=gamma,
+                                     read=first_number)
 
 
 def _capped_hint(z_a, value_a, z_b, value_b, want_a):
@@ -262,18 +243,11 @@ def _single_element_hint(value, want, z_i, y_i, alpha, gamma, dtype, partner=Non
 def _gradient_hint(sub, z, y, alpha, gamma):
     """The loss value is right but the gradient is not: name the detached modulating factor when the learner's
     gradient is exactly the one it gives, else say only what the evidence shows."""
-    seen = sub.control(value_and_grad, "focal_loss", [z, y], [0], {"alpha": alpha, "gamma": gamma})
-    try:
-        got = torch.as_tensor(seen[1][0]).double().cpu()
-    except (TypeError, ValueError, IndexError, RuntimeError):  # None (it raised) or not a gradient: no evidence
-        return GRADIENT_HINT
+    got = control_value(sub, value_and_grad, "focal_loss", [z, y], [0], {"alpha": alpha, "gamma": gamma}, read=lambda seen: seen[1][0])
     leaf = z.detach().clone().requires_grad_(True)
-    ce = F.binary_cross_entropy_with_logits(leaf, y, reduction="none")
-    p = torch.sigmoid(leaf)
-    p_t = p * y + (1 - p) * (1 - y)
-    alpha_t = alpha * y + (1 - alpha) * (1 - y)
+    _, ce, p_t, alpha_t = focal_parts(leaf, y, alpha)
     (GRADIENT_WEIGHT * (alpha_t * (1 - p_t.detach()) ** gamma * ce).mean()).backward()
-    if got.shape == leaf.grad.shape and torch.allclose(got, leaf.grad, rtol=1e-6, atol=1e-10):
+    if got is not None and same_values(got, leaf.grad, rtol=1e-6, atol=1e-10):
         return ("Your gradient is exactly the one you get with the modulating factor (1 - p_t) ** gamma held constant (detached "
                 "from z): p_t depends on z, and autograd must see that dependence.")
     return GRADIENT_HINT
@@ -282,9 +256,9 @@ def _gradient_hint(sub, z, y, alpha, gamma):
 def _saturated_gradient_hint(got_i, want_i, z_i, y_i):
     """For a gradient failure at one saturated element whose loss values were already checked right."""
     if not math.isfinite(got_i):
-        return ("Your loss values are right here, so the inf/NaN comes from the backward pass alone: a branch that torch.where "
-                "or a mask discards still backpropagates, and 0 times its inf/NaN derivative is NaN. Make every branch finite "
-                "for every z (exp only of -|z|), the one not taken included.")
+        return ("Your loss values are right here, so the inf/NaN comes from the backward pass alone, most often from a branch that "
+                "torch.where or a mask discards: it still backpropagates, and 0 times its inf/NaN derivative is NaN. Make every branch "
+                "finite for every z (exp only of -|z|), the one not taken included.")
     if (z_i > 0) != (y_i == 1):
         shape = "a confident mistake: the loss is about alpha_t * |z|, so its derivative is about alpha_t * sign(z)"
     else:
@@ -293,18 +267,7 @@ def _saturated_gradient_hint(got_i, want_i, z_i, y_i):
             f"weighting). At z = {z_i:g}, y = {y_i:g} this is {shape}; look for a clamp or a branch that cuts or changes the gradient.")
 
 
-# ---------------------------------------------------------------------------------------------
-# Judging one result
-# ---------------------------------------------------------------------------------------------
-def assert_close_explained(got, want, *, explain, **kwargs):
-    """assert_close, with a hint worked out only when it fails: `explain()` looks at the evidence (it may run control cases)."""
-    try:
-        assert_close(got, want, **kwargs)
-    except CheckFailed as failure:
-        hint = explain()
-        raise CheckFailed(f"{failure.message} {hint}" if hint else failure.message, failure.details) from None
-
-
+# -- judging one result ----------------------------------------------------------------------------
 def _scalar(got, *, what, scenario):
     """`got` if it is one number (0-d); a clean fail for a per-row or per-element result."""
     shape = tuple(getattr(got, "shape", ()))
@@ -324,7 +287,7 @@ def judge_float64(sub, got, z, y, alpha, gamma, *, call, what, scenario, want=No
         value = as_float(got, what=what, scenario=scenario)
 
         def explain():
-            hint = _likely_cause(got, z, y, alpha, gamma) or _float32_sized_error_hint(value, want)
+            hint = _likely_cause(got, z, y, alpha, gamma) or _float32_sized_error_hint(sub, value, want, z, y, alpha, gamma)
             if not hint and z.numel() == 1:
                 z_i, y_i = float(z.reshape(-1)[0]), float(y.reshape(-1)[0])
                 control = single_element_control(sub, y_i, alpha, gamma, torch.float64)
@@ -335,7 +298,8 @@ def judge_float64(sub, got, z, y, alpha, gamma, *, call, what, scenario, want=No
                 hint = _single_element_hint(value, want, z_i, y_i, alpha, gamma, torch.float64, partner=partner, control=control)
             return hint or fallback_hint
 
-        assert_close_explained(got, want, what=what, scenario=scenario, dtype=torch.float64, explain=explain)
+        with explained(explain):
+            assert_close(got, want, what=what, scenario=scenario, dtype=torch.float64)
 
 
 def verify_float64_case(sub, device, case):
@@ -348,18 +312,19 @@ def verify_float64_case(sub, device, case):
                   scenario=scenario, fallback_hint="The loss is the mean over every element of alpha_t * (1 - p_t) ** gamma * BCE.")
 
 
+def _float64_case_of(shape):
+    from hypothesis import strategies as st
+
+    return st.tuples(st.just(shape), st.sampled_from([0.25, 0.5, 0.8, 0.0, 1.0]), st.sampled_from([2.0, 1.0, 0.0, 0.5, 3.3]),
+                     array_of(shape, st.floats(-10.0, 10.0)), array_of(shape, st.sampled_from([0.0, 1.0])))
+
+
 def tiny_float64_cases():
     """Hypothesis cases (shape, alpha, gamma, z, y): shapes (), (1,), (2,); z in [-10, 10]; 0/1 labels. Shrinks toward
     a 0-d case with the default alpha and gamma, z = 0 and y = 0."""
     from hypothesis import strategies as st
-    from hypothesis.extra import numpy as hnp
 
-    def of_shape(shape):
-        return st.tuples(st.just(shape), st.sampled_from([0.25, 0.5, 0.8, 0.0, 1.0]), st.sampled_from([2.0, 1.0, 0.0, 0.5, 3.3]),
-                         hnp.arrays(np.float64, shape, elements=st.floats(-10.0, 10.0)),
-                         hnp.arrays(np.float64, shape, elements=st.sampled_from([0.0, 1.0])))
-
-    return st.sampled_from([(), (1,), (2,)]).flatmap(of_shape)
+    return st.sampled_from([(), (1,), (2,)]).flatmap(_float64_case_of)
 
 
 def _logits_and_labels(rng, shape, scale):
@@ -368,9 +333,7 @@ def _logits_and_labels(rng, shape, scale):
     return z, y
 
 
-# ---------------------------------------------------------------------------------------------
-# Checks
-# ---------------------------------------------------------------------------------------------
+# -- checks ----------------------------------------------------------------------------------------
 def float64_cases(rng):
     """(z, y, kwargs, words) from small to large, so that the first that fails is the smallest; kwargs {} means
     the call uses the default arguments (alpha = 0.25, gamma = 2)."""
@@ -404,7 +367,7 @@ def gamma_zero_is_weighted_bce(sub, ctx):
         alpha_t = alpha * y + (1 - alpha) * (1 - y)
         want = F.binary_cross_entropy_with_logits(z, y, weight=alpha_t)
         scenario = _describe_config(z, alpha, 0.0, ctx.device)
-        got = sub.call("focal_loss", z, y, alpha=alpha, gamma=0.0)
+        got = inputs_unchanged(sub, "focal_loss", z, y, scenario=scenario, alpha=alpha, gamma=0.0)
         judge_float64(sub, got, z, y, alpha, 0.0, call=Call("focal_loss", z, y, alpha=alpha, gamma=0.0), what="focal loss with gamma = 0",
                       scenario=scenario, want=want, fallback_hint=(
             "With gamma = 0 the modulating factor is 1: what is left is each element's BCE weighted by alpha (y = 1) or "
@@ -432,11 +395,11 @@ def _saturated_gradient(sub, ctx, grad, want_grad, z, y, z64, y64, kwargs, dtype
             raise
         z_i, y_i = float(z64[i]), float(y64[i])
         got_i = float(torch.as_tensor(grad).double().reshape(-1)[i])
-        hint = _saturated_gradient_hint(got_i, float(want_grad.reshape(-1)[i]), z_i, y_i)
+        failure.notes.append(_saturated_gradient_hint(got_i, float(want_grad.reshape(-1)[i]), z_i, y_i))
         single_z, single_y = z[i:i + 1].clone(), y[i:i + 1].clone()
         got = sub.control(value_and_grad, "focal_loss", [single_z, single_y], [0], kwargs)
         if got is None:  # the element alone cannot show it: the whole batch is the input
-            raise CheckFailed(f"{failure.message} {hint}", failure.details) from None
+            raise
         _, want_single = ctx.run_reference(value_and_grad, "focal_loss", [z64[i:i + 1].clone(), y64[i:i + 1].clone()], [0], kwargs)
         single_what = f"d(output)/d(z) of focal_loss() at the single element z = {z_i:g}, y = {y_i:g}"
         with on_input(gradient_code(single_z, single_y, kwargs["alpha"], kwargs["gamma"])):
@@ -445,7 +408,7 @@ def _saturated_gradient(sub, ctx, grad, want_grad, z, y, z64, y64, kwargs, dtype
                                                    float(want_single[0].reshape(-1)[0]), z_i, y_i)
             assert_finite(single_grad, what=single_what, scenario=scenario, hint=single_hint)
             assert_close(single_grad, want_single[0], what=single_what, scenario=scenario, dtype=dtype, hint=single_hint)
-        raise CheckFailed(f"{failure.message} {hint}", failure.details) from None  # only the whole batch fails
+        raise  # only the whole batch fails
 
 
 @check("logits of +-100 and +-1e4: finite, correct values and gradients", devices=DEVICES)
@@ -459,6 +422,7 @@ def saturated_logits(sub, ctx):
         z, y = z64.to(dtype), y64.to(dtype)
         for alpha, gamma in ((0.25, 2.0), (0.6, 0.0)):
             scenario = _describe_config(z, alpha, gamma, ctx.device).replace("shape (8,)", "8 saturated logits")
+            inputs_unchanged(sub, "focal_loss", z, y, scenario=scenario, alpha=alpha, gamma=gamma)  # the extreme logits must come back unchanged too
             got = expect_sequence(sub.run(per_element_losses, z, y, alpha, gamma), len(z), what="per-element losses", scenario=scenario)
             elements = list(zip(z64.tolist(), y64.tolist(), got))
             values = {}  # every element's value first: the hint of one compares it with its partner at the other |z|
@@ -472,25 +436,22 @@ def saturated_logits(sub, ctx):
                 with on_input(single_call(z_i, y_i, alpha, gamma, dtype)):
                     assert_keeps_precision(got_i, dtype, what=what, scenario=scenario)
                     # Compared as a number: the shape of the result is graded by the first check.
-                    assert_close_explained(value, want_i, what=what, scenario=scenario, dtype=dtype, explain=lambda: _single_element_hint(
-                        value, want_i, z_i, y_i, alpha, gamma, dtype, partner=(other, values[(other, y_i)]),  # noqa: B023 - called at once
-                        control=single_element_control(sub, y_i, alpha, gamma, dtype)))  # noqa: B023
+                    with explained(lambda: _single_element_hint(value, want_i, z_i, y_i, alpha, gamma, dtype,  # noqa: B023 - the loop ends on a failure
+                                                                partner=(other, values[(other, y_i)]),  # noqa: B023
+                                                                control=single_element_control(sub, y_i, alpha, gamma, dtype))):  # noqa: B023
+                        assert_close(value, want_i, what=what, scenario=scenario, dtype=dtype)
             kwargs = {"alpha": alpha, "gamma": gamma}
             got = sub.run(value_and_grad, "focal_loss", [z, y], [0], kwargs)
             want_value, want_grads = ctx.run_reference(value_and_grad, "focal_loss", [z64, y64], [0], kwargs)
             value, grads = expect_sequence(got, 2, what="loss and gradient", scenario=scenario)
-            with on_input(Call("focal_loss", z, y, alpha=alpha, gamma=gamma)):
-                assert_close_explained(value, want_value, what="mean loss over the 8 saturated elements", scenario=scenario, dtype=dtype,
-                                       explain=lambda: _likely_cause(value, z64, y64, alpha, gamma, rel_tol=1e-5) or (  # noqa: B023
-                                           "Each element's loss alone is right (checked above) but their mean is not: look at how "
-                                           "the losses are combined; the loss is the mean over every element."))
+            with on_input(Call("focal_loss", z, y, alpha=alpha, gamma=gamma)), explained(
+                    lambda: _likely_cause(value, z64, y64, alpha, gamma, rel_tol=1e-5) or (  # noqa: B023 - the loop ends on a failure
+                        "Each element's loss alone is right (checked above) but their mean is not: look at how "
+                        "the losses are combined; the loss is the mean over every element.")):
+                assert_close(value, want_value, what="mean loss over the 8 saturated elements", scenario=scenario, dtype=dtype)
             with on_input(gradient_code(z, y, alpha, gamma)):
                 grad = expect_sequence(grads, 1, what="gradients", scenario=scenario)[0]
                 _saturated_gradient(sub, ctx, grad, want_grads[0], z, y, z64, y64, kwargs, dtype, scenario)
-
-
-def _within(value, want, rtol, atol):
-    return math.isfinite(value) and abs(value - want) <= atol + rtol * abs(want)
 
 
 def _first_bad_element(sub, z, y, alpha, gamma, rtol, atol, nonfinite_first):
@@ -506,7 +467,7 @@ def _first_bad_element(sub, z, y, alpha, gamma, rtol, atol, nonfinite_first):
         with on_input(single_call(z_i, y_i, alpha, gamma, z.dtype)):
             rows.append((z_i, y_i, as_float(single, what=f"loss of the single element z = {z_i:g}, y = {y_i:g}"), want_i))
     values = [row[2] for row in rows]
-    bad = [row for row in rows if not _within(row[2], row[3], rtol, atol)]
+    bad = [row for row in rows if not same_values(row[2], row[3], rtol=rtol, atol=atol)]
     if nonfinite_first and any(not math.isfinite(row[2]) for row in bad):
         bad = [row for row in bad if not math.isfinite(row[2])]
     return (bad[0] if bad else None), values
@@ -515,7 +476,7 @@ def _first_bad_element(sub, z, y, alpha, gamma, rtol, atol, nonfinite_first):
 def _explain_low_precision(sub, z, y, alpha, gamma, value, want, scenario, rtol, atol):
     """A half-precision loss was wrong: find the evidence. Per element first (the smallest failing input); then, for a
     finite but wrong element, the same element in float32 tells a precision problem from a wrong formula."""
-    name = _dtype_name(z.dtype)
+    name = dtype_name(z.dtype)
     what = f"focal loss of {name} inputs"
     expected = f"{'a finite loss close to ' if not math.isfinite(value) else ''}{want:.6g}"
     allowed = f"Allowed: {LOW_PRECISION_TOLERANCE_MULTIPLE:g}x the {name} tolerance of torch.testing.assert_close."
@@ -536,10 +497,8 @@ def _explain_low_precision(sub, z, y, alpha, gamma, value, want, scenario, rtol,
     if not math.isfinite(got_i):
         fail(f"{head} {_nonfinite_hint(z_i, y_i, alpha, gamma, z.dtype, single_element_control(sub, y_i, alpha, gamma, z.dtype))}",
              failing_input=single, expected=want, got=value, z=z_i, y=y_i)
-    try:
-        control = float(torch.as_tensor(sub.control("focal_loss", torch.tensor([z_i]), torch.tensor([y_i]), alpha=alpha, gamma=gamma))
-                        .double().reshape(-1)[0])
-    except (TypeError, ValueError, IndexError, RuntimeError):  # None (it raised) or not a number: no evidence
+    control = control_value(sub, "focal_loss", torch.tensor([z_i]), torch.tensor([y_i]), alpha=alpha, gamma=gamma, read=first_number)
+    if control is None:  # it raised, or it is not a number: no evidence
         fail(f"{head} {allowed}", failing_input=single, expected=want, got=value, z=z_i, y=y_i)
     if math.isclose(control, single_loss(z_i, y_i, alpha, gamma, torch.float32), rel_tol=1e-5, abs_tol=1e-6):
         hint = (f"The same element in float32 gives {control:.6g}, which is right, so a step of your computation loses precision "
@@ -553,7 +512,7 @@ def _explain_low_precision(sub, z, y, alpha, gamma, value, want, scenario, rtol,
 
 def _low_precision_loss(sub, ctx, z, y, alpha, gamma, words):
     """The learner's loss of half-precision z, y as a number, its float32 loss, and the scenario text."""
-    name = _dtype_name(z.dtype)
+    name = dtype_name(z.dtype)
     want = float(torchvision_focal_loss(z.float(), y.float(), alpha, gamma))  # the float32 loss of the same rounded values
     scenario = _describe_config(z, alpha, gamma, f"{words}, {ctx.device}")
     what = f"focal loss of {name} inputs"
@@ -565,16 +524,15 @@ def _low_precision_loss(sub, ctx, z, y, alpha, gamma, words):
 def _explain_large_batch(sub, ctx, z, y, value, want, scenario, rtol, atol):
     """The 4096-element batch failed: a control of every 256th element (16 of the same kinds of logits) tells a
     reduction that breaks with the batch size from a per-element problem."""
-    name = _dtype_name(z.dtype)
+    name = dtype_name(z.dtype)
     z_c, y_c = z[::256].clone(), y[::256].clone()
     want_c = float(torchvision_focal_loss(z_c.float(), y_c.float(), 0.25, 2.0))
     control_call = Call("focal_loss", z_c, y_c, alpha=0.25, gamma=2.0)
-    try:
-        control = float(torch.as_tensor(sub.control("focal_loss", z_c, y_c, alpha=0.25, gamma=2.0)).double().reshape(()))
-    except (TypeError, ValueError, RuntimeError):  # None (it raised) or not a number: no usable control, the failure as it is
+    control = control_value(sub, "focal_loss", z_c, y_c, alpha=0.25, gamma=2.0, read=lambda got: float(torch.as_tensor(got).double().reshape(())))
+    if control is None:  # it raised, or it is not one number: no usable control, the failure as it is
         fail(f"focal loss of {name} inputs ({scenario}): expected {'a finite loss close to ' if not math.isfinite(value) else ''}"
              f"{want:.6g}, got {value}.", failing_input=Call.code(LARGE_BATCH_CODE), expected=want, got=value)
-    if _within(control, want_c, rtol, atol):
+    if same_values(control, want_c, rtol=rtol, atol=atol):
         total, largest = float(torchvision_per_element(z.float(), y.float(), 0.25, 2.0).sum()), torch.finfo(z.dtype).max
         overflow = ""
         if not math.isfinite(value) and total > largest:
@@ -612,14 +570,14 @@ def _low_precision(sub, ctx, dtype, seed, large_batch=False):
         z = torch.from_numpy(data[:, 0].copy()).reshape(shape).to(dtype)
         y = torch.from_numpy(data[:, 1].copy()).reshape(shape).to(dtype)
         value, want, scenario = _low_precision_loss(sub, ctx, z, y, alpha, gamma, words)
-        if not _within(value, want, rtol, atol):
+        if not same_values(value, want, rtol=rtol, atol=atol):
             _explain_low_precision(sub, z, y, alpha, gamma, value, want, scenario, rtol, atol)
     if large_batch:  # last: the largest input
         z = torch.linspace(-100.0, 100.0, 4096).to(dtype)
         y = (z < 20).to(dtype)
         with on_input(Call.code(LARGE_BATCH_CODE)):
             value, want, scenario = _low_precision_loss(sub, ctx, z, y, 0.25, 2.0, LARGE_BATCH_WORDS)
-        if not _within(value, want, rtol, atol):
+        if not same_values(value, want, rtol=rtol, atol=atol):
             _explain_large_batch(sub, ctx, z, y, value, want, scenario, rtol, atol)
 
 
@@ -644,17 +602,11 @@ def gradient_float64(sub, ctx):
         y = torch.from_numpy(np.asarray(rng.random(size=shape) < 0.5, dtype=np.float64))
         scenario = _describe_config(z, alpha, gamma, ctx.device)
         # A wrong loss has a wrong gradient too: say so, rather than blame the autograd graph.
-        got = _scalar(sub.call("focal_loss", z, y, alpha=alpha, gamma=gamma), what="focal loss", scenario=scenario)
+        got = _scalar(inputs_unchanged(sub, "focal_loss", z, y, scenario=scenario, alpha=alpha, gamma=gamma), what="focal loss", scenario=scenario)
         want = float(torchvision_focal_loss(z, y, alpha, gamma))
         value = as_float(got, what="focal loss", scenario=scenario)
         value_right = math.isclose(value, want, rel_tol=1e-7, abs_tol=1e-7)
-        with on_input(gradient_code(z, y, alpha, gamma)):
-            try:
-                gradcheck_float64(sub, ctx, "focal_loss", [z, y], [0], kwargs={"alpha": alpha, "gamma": gamma}, scenario=scenario)
-            except CheckFailed as failed:  # only a verdict, to add what to look at; sandbox errors pass through untouched
-                if value_right:
-                    hint = _gradient_hint(sub, z, y, alpha, gamma)
-                else:
-                    hint = (f"The loss value itself is already wrong at these logits (expected {want:.8g}, got {value:.8g}), so its "
-                            "gradient is too: fix the value first (see the float64 check).")
-                raise CheckFailed(f"{failed.message} {hint}", failed.details) from None
+        value_wrong = (f"The loss value itself is already wrong at these logits (expected {want:.8g}, got {value:.8g}), so its gradient is too:"
+                       " fix the value first (see the float64 check).")
+        with on_input(gradient_code(z, y, alpha, gamma)), explained(lambda: _gradient_hint(sub, z, y, alpha, gamma) if value_right else value_wrong):  # noqa: B023
+            gradcheck_float64(sub, ctx, "focal_loss", [z, y], [0], kwargs={"alpha": alpha, "gamma": gamma}, scenario=scenario)

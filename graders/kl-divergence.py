@@ -1,17 +1,9 @@
 """Checks for `kl-divergence`: KL(p || q) per row, in nats, and KL(softmax(a) || softmax(b)) from logits.
 
-Expected values are computed here in float64 with torch: `xlogy(p, p) - xlogy(p, q)` summed over the
-last axis for kl (0 where p = 0, inf where q = 0 < p), and `F.kl_div(log_softmax(b), log_softmax(a),
-log_target=True)` summed for kl_from_logits. Hand-built cases use numbers whose distributions are
-exact (halves, quarters, eighths) and logits of 1e4, where the softmax of one side underflows to 0.
-Warnings are allowed (log(0) warns in NumPy): nothing here runs under np.errstate.
-
-Tolerances: assert_close's defaults for the input's dtype (float64: 1e-7; float32 inputs: float32's,
-against the float64 values of the same float32 numbers); infinities must match exactly and NaN
-never passes. When a row comes back wrong in a batch, that row alone (as a (1, K) batch) is tried:
-if it fails alone too, it is the failing input shown. A hint follows the evidence: the wrong value
-is compared with what each known mistake gives on the same row (the arguments swapped, log2,
-a mean over the categories, the cross-entropy, an eps in the log, the softmax's own overflow...).
+Expected values are computed here in float64 with torch: `xlogy(p, p) - xlogy(p, q)` summed over the last
+axis for kl, and `F.kl_div(log_softmax(b), log_softmax(a), log_target=True)` summed for kl_from_logits.
+Infinities must match exactly and NaN never passes. When a row comes back wrong in a batch, that row alone
+(as a (1, K) batch) is tried: if it fails alone too, it is the failing input shown.
 """
 
 import math
@@ -20,15 +12,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from mlprep.grading import (Call, CheckFailed, as_float, assert_keeps_precision, assert_returns_like, check, fail,
-                            inputs_unchanged, shrink_on_failure, tolerance_for)
+from mlprep.grading import (Call, as_float, assert_keeps_precision, assert_returns_like, check, control_value, fail, grid, inputs_unchanged,
+                            matching_mistakes, matrix, same_values, shrink_on_failure, sized, tolerance_for)
 
 MISTAKE_RTOL = 1e-6  # a wrong value "is" a known mistake's value when it is this close to it (and the right one is not)
 
 
-# ---------------------------------------------------------------------------------------------
-# Expected values and known mistakes (judge side, float64)
-# ---------------------------------------------------------------------------------------------
+# -- expected values and known mistakes (judge side, float64) --------------------------------------
 def t64(x):
     return torch.from_numpy(np.asarray(x, dtype=np.float64).copy())
 
@@ -104,37 +94,38 @@ LOGITS_CAUSES = {
 
 def close(x, y):
     """x is y, within MISTAKE_RTOL (an infinity only matches itself, NaN nothing)."""
-    if x is None or y is None or not (math.isfinite(x) and math.isfinite(y)):
-        return x is not None and x == y
-    return abs(x - y) <= MISTAKE_RTOL * max(abs(y), 1e-12)
+    return same_values(x, y, rtol=MISTAKE_RTOL, atol=MISTAKE_RTOL * 1e-12)
 
 
 def at(values, i):
     return None if values is None else float(np.asarray(values, dtype=np.float64).reshape(-1)[i])
 
 
+ACROSS_ROWS = {"softmax over rows"}  # the known mistakes that mix the rows of a batch: a row alone is right
 # Logits whose exp overflows but whose softmaxes do not underflow: right unless the softmax itself is unstable.
 OVERFLOW_CASE = ([1e4, 1e4 + 1], [1e4 + 1, 1e4])
 
 
-def row_hint(fn, got, args, i, sub=None):
+def row_hint(fn, got, args, i, sub=None, alone_right=False):
     """The hint for row i of the call fn(*args), which gave `got` there: what the wrong value shows (the value of
     exactly one known mistake), or ''. With `sub`, a kl_from_logits value that both an unstable softmax and a detour
-    through probabilities explain is told apart by a control call on OVERFLOW_CASE."""
+    through probabilities explain is told apart by a control call on OVERFLOW_CASE. `alone_right`: the same row
+    alone, as a (1, K) batch, came back right, so only a mistake that mixes the rows of a batch can explain it."""
     want = at(want_kl(*args) if fn == "kl" else want_kl_logits(*args), i)
     row = [np.asarray(x)[i] if np.ndim(x) == 2 else np.asarray(x) for x in args]
     mistakes = kl_mistakes(*args) if fn == "kl" else logits_mistakes(*args)
     causes = KL_CAUSES if fn == "kl" else LOGITS_CAUSES
-    matches = [name for name, values in mistakes.items() if values is not None and not close(want, at(values, i))
-               and (close(got, at(values, i)) or (math.isnan(got) and math.isnan(at(values, i))))]
-    matches = list(dict.fromkeys(OVERFLOW if name.startswith("overflow") else name for name in matches))
+    named = [(OVERFLOW if name.startswith("overflow") else name, at(values, i)) for name, values in mistakes.items()]
+    matches = matching_mistakes(got, named, want=want, rtol=MISTAKE_RTOL, atol=MISTAKE_RTOL * 1e-12, equal_nan=True, apart=(MISTAKE_RTOL, MISTAKE_RTOL * 1e-12))
+    if alone_right:
+        across = [name for name in matches if name in ACROSS_ROWS]
+        return causes[across[0]] if len(across) == 1 else (
+            f"row {i} alone, as a (1, K) batch, comes back right, so your code mixes the rows of a batch: something is taken over all the rows"
+            " (one maximum or one sum for the whole batch, or a softmax over axis 0) where each row needs its own (axis=-1, keepdims=True)")
     if set(matches) == {OVERFLOW, "probabilities"} and sub is not None:
         a, b = (np.array(x, dtype=np.asarray(args[0]).dtype) for x in OVERFLOW_CASE)
-        control = sub.control("kl_from_logits", a, b)
-        try:
-            right = control is not None and close(float(np.asarray(control, dtype=np.float64).reshape(-1)[0]), float(want_kl_logits(a, b)))
-        except (TypeError, ValueError, IndexError):
-            right = False
+        right = control_value(sub, "kl_from_logits", a, b, read=lambda got: close(float(np.asarray(got, dtype=np.float64).reshape(-1)[0]),
+                                                                                     float(want_kl_logits(a, b))))
         if right:
             return causes["probabilities"] + (f" (logits {OVERFLOW_CASE[0]} against {OVERFLOW_CASE[1]}, where exp overflows but nothing"
                                               " underflows, come back right)")
@@ -152,9 +143,7 @@ def row_hint(fn, got, args, i, sub=None):
     return ""
 
 
-# ---------------------------------------------------------------------------------------------
-# Judging one call
-# ---------------------------------------------------------------------------------------------
+# -- judging one call ------------------------------------------------------------------------------
 def as_rows(got, want, fn, args, scenario):
     """The result as a float64 array of want's shape (a scalar for 1-D input; shape (1,) accepted too)."""
     names = "p, q" if fn == "kl" else "a, b"
@@ -189,14 +178,17 @@ def rows_match(sub, fn, args, scenario, reduce_rows=True):
     got_i = at(got, i)
     if np.ndim(want) == 1 and len(want) > 1 and reduce_rows:
         one = [np.asarray(x)[i:i + 1] for x in args]
-        got_one = sub.control(fn, *one)
-        if wrong_row_quietly(got_one, want[i:i + 1], fn, one) == 0:
-            got_one = at(got_one, 0)
+        alone = control_value(sub, fn, *one, read=lambda got: (wrong_row(got, want[i:i + 1], fn, one, ""), at(got, 0)))
+        if alone is not None and alone[0] == 0:
+            got_one = alone[1]
             fail(row_message(got_one, at(want, i), fn, one, f"row {i} of: {scenario}; passed alone as a (1, K) batch"), failing_input=Call(fn, *one),
                  explain=lambda: hint_sentence(fn, got_one, one, 0, sub))
+        alone_right = alone is not None and alone[0] is None
+    else:
+        alone_right = False
     where = f"{scenario}, row {i}" if np.ndim(want) == 1 else scenario
     fail(row_message(got_i, at(want, i), fn, [np.asarray(x)[i] if np.ndim(want) == 1 else x for x in args], where),
-         explain=lambda: hint_sentence(fn, got_i, args, i, sub))
+         explain=lambda: hint_sentence(fn, got_i, args, i, sub, alone_right))
 
 
 def wrong_row(got, want, fn, args, scenario):
@@ -210,13 +202,6 @@ def wrong_row(got, want, fn, args, scenario):
     return None if ok.all() else int(np.flatnonzero(~ok)[0])
 
 
-def wrong_row_quietly(got, want, fn, args):
-    try:
-        return None if got is None else wrong_row(got, want, fn, args, "")
-    except CheckFailed:
-        return None
-
-
 def row_message(got, want, fn, row_args, scenario):
     names = ("p", "q") if fn == "kl" else ("a", "b")
     rtol, atol = tolerance_for(np.asarray(row_args[0]).dtype)
@@ -225,84 +210,120 @@ def row_message(got, want, fn, row_args, scenario):
             + (f"; allowed |got - expected| <= {atol:g} + {rtol:g} * |expected|." if math.isfinite(want) else "."))
 
 
-def hint_sentence(fn, got, args, i, sub):
-    hint = row_hint(fn, got, args, i, sub)
+def hint_sentence(fn, got, args, i, sub, alone_right=False):
+    hint = row_hint(fn, got, args, i, sub, alone_right)
     return f"{hint[0].upper()}{hint[1:]}." if hint else ""
 
 
-# ---------------------------------------------------------------------------------------------
-# Inputs
-# ---------------------------------------------------------------------------------------------
+# -- inputs ----------------------------------------------------------------------------------------
 def random_rows(rng, N, K, dtype="float64"):
     """(N, K) probability rows, every entry positive (Dirichlet(1)), each row summing to 1 in its dtype's rounding."""
     return rng.dirichlet(np.ones(K), size=N).astype(dtype)
 
 
-def small_distributions():
-    """Hypothesis cases (p, q): 1 to 3 rows of 1 to 4 positive categories from small integers, normalised."""
+def _normalised(counts):
+    return counts / counts.sum(axis=-1, keepdims=True)
+
+
+def _distributions_of(N, K):
     from hypothesis import strategies as st
 
-    def rows(N, K):
-        row = st.lists(st.integers(1, 8), min_size=K, max_size=K).map(lambda r: np.array(r, dtype=np.float64) / sum(r))
-        return st.lists(row, min_size=N, max_size=N).map(np.array)
+    return st.tuples(matrix(N, K, grid(1, 8)).map(_normalised), matrix(N, K, grid(1, 8)).map(_normalised))
 
-    return st.tuples(st.integers(1, 3), st.integers(1, 4)).flatmap(lambda nk: st.tuples(rows(*nk), rows(*nk)))
+
+def _logits_of(N, K):
+    from hypothesis import strategies as st
+
+    return st.tuples(matrix(N, K, grid(-8, 8, 2)), matrix(N, K, grid(-8, 8, 2)))
+
+
+def small_distributions():
+    """Hypothesis cases (p, q): 1 to 3 rows of 1 to 4 positive categories from small integers, normalised."""
+    return sized((1, 3), (1, 4), then=_distributions_of)
 
 
 def small_logits():
-    from hypothesis import strategies as st
-
-    def rows(N, K):
-        return st.lists(st.lists(st.integers(-8, 8).map(lambda i: i / 2), min_size=K, max_size=K), min_size=N, max_size=N).map(np.array)
-
-    return st.tuples(st.integers(1, 3), st.integers(1, 4)).flatmap(lambda nk: st.tuples(rows(*nk), rows(*nk)))
+    """Hypothesis cases (a, b): 1 to 3 rows of 1 to 4 logits, -4 to 4 in halves."""
+    return sized((1, 3), (1, 4), then=_logits_of)
 
 
-# ---------------------------------------------------------------------------------------------
-# Checks: kl
-# ---------------------------------------------------------------------------------------------
+# -- the checks' inputs: ([p, q] or [a, b], scenario), small to large (inputs_kept sends every one of them again) ----
+def pair(x, y, dtype="float64"):
+    return [np.array(x, dtype=dtype), np.array(y, dtype=dtype)]
+
+
+KL_HAND = [(pair([[0.5, 0.25, 0.25], [0.125, 0.375, 0.5]], [[0.25, 0.5, 0.25], [0.5, 0.25, 0.25]]), "float64, 2 rows of 3")]
+KL_1D = [(pair([0.75, 0.25], [0.5, 0.5]), "1-D, one distribution"), (pair([1.0], [1.0]), "1-D, K = 1")]
+KL_ZERO_P = [(pair([0.5, 0.5, 0.0], [0.25, 0.25, 0.5]), "p = 0 in one category, q > 0 there"),
+             (pair([0.0, 1.0], [0.0, 1.0]), "p = q = 0 in one category"),
+             (pair([[1.0, 0.0, 0.0], [0.0, 0.5, 0.5]], [[0.5, 0.25, 0.25], [0.0, 0.75, 0.25]]), "2 rows with zeros in p, one with q = 0 there too")]
+KL_INF = [(pair([0.5, 0.5], [1.0, 0.0]), "q = 0 where p = 0.5"),
+          (pair([[0.5, 0.5], [0.5, 0.5], [0.0, 1.0]], [[1.0, 0.0], [0.5, 0.5], [0.5, 0.5]]), "3 rows: q = 0 < p in the first only (inf, 0, log 2)")]
+KL_EQUAL = (pair([[0.5, 0.25, 0.25], [0.125, 0.125, 0.75]], [[0.5, 0.25, 0.25], [0.125, 0.125, 0.75]]), "p = q")
+KL_ASYMMETRIC = [(pair([0.875, 0.125], [0.5, 0.5]), "p peaked, q uniform"), (pair([0.5, 0.5], [0.875, 0.125]), "p uniform, q peaked")]
+KL_FLOAT32 = (pair([0.5, 0.25, 0.25], [0.25, 0.5, 0.25], "float32"), "float32, 1-D")
+LOGITS_HAND = [(pair([0.5, -1.0, 2.0], [0.0, 1.5, -0.5]), "1-D, 3 logits"),
+               (pair([[1.0, 0.0], [0.0, -2.0], [3.0, 3.0]], [[0.0, 1.0], [0.5, 0.5], [-1.0, 2.0]]), "3 rows of 2")]
+LOGITS_LARGE = [(pair([1e4, 1e4 + 1], [1e4 + 1, 1e4]), "logits near 1e4: exp overflows, tanh(0.5) expected"),
+                (pair([0.0, 0.0], [1e4, 0.0]), "softmax(b) underflows to [1, 0]: 5000 - log 2 expected"),
+                (pair([1e4, 0.0], [0.0, 0.0]), "softmax(a) underflows to [1, 0]: log 2 expected"),
+                (pair([[0.0, 0.0, 0.0], [-1e4, 0.0, 1e4], [2.0, 1.0, 0.0]], [[1e4, 0.0, -1e4], [0.0, 0.0, 0.0], [2.0, 1.0, 1e4]]),
+                 "3 rows mixing logits of +-1e4 and small ones")]
+LOGITS_ASYMMETRIC = [(pair([2.0, 0.0], [0.0, 0.0]), "a peaked, b uniform"), (pair([0.0, 0.0], [2.0, 0.0]), "a uniform, b peaked")]
+LOGITS_FLOAT32 = [(pair([0.5, -1.0, 2.0], [0.0, 1.5, -0.5], "float32"), "float32, 1-D"),
+                  (pair([0.0, 0.0], [1e4, 0.0], "float32"), "float32, softmax(b) underflows")]
+
+
+def kl_random_cases(rng):
+    return [([random_rows(rng, N, K), random_rows(rng, N, K)], f"float64, {N} Dirichlet rows of {K}") for N, K in ((5, 4), (40, 10), (300, 50))]
+
+
+def kl_shape_cases(rng):
+    return [([random_rows(rng, N, K), random_rows(rng, N, K)], f"float64, shape ({N}, {K})") for N, K in ((3, 5), (4, 4), (1, 6), (5, 1))]
+
+
+def near_cases(rng):
+    """p random, q within 0.1% of p (KL about 1e-7)."""
+    p = random_rows(rng, 50, 8)
+    q = p * (1 + 1e-3 * rng.standard_normal(p.shape))
+    return p, q / q.sum(axis=1, keepdims=True)
+
+
+def logits_random_cases(rng):
+    return [([3 * rng.standard_normal((N, K)), 3 * rng.standard_normal((N, K))], f"float64, {N} rows of {K}, logits ~ 3 N(0, 1)")
+            for N, K in ((4, 5), (50, 10), (200, 40))]
+
+
+# -- checks: kl ------------------------------------------------------------------------------------
 @check("kl: random probability rows (float64)", uses=("kl",))
 def kl_random(sub, ctx):
-    rng = ctx.rng(1)
     with shrink_on_failure(sub, small_distributions, lambda case: rows_match(sub, "kl", list(case), "small rows", reduce_rows=False)):
-        rows_match(sub, "kl", [np.array([[0.5, 0.25, 0.25], [0.125, 0.375, 0.5]]), np.array([[0.25, 0.5, 0.25], [0.5, 0.25, 0.25]])],
-                   "float64, 2 rows of 3")
-        for N, K in ((5, 4), (40, 10), (300, 50)):
-            rows_match(sub, "kl", [random_rows(rng, N, K), random_rows(rng, N, K)], f"float64, {N} Dirichlet rows of {K}")
+        for args, scenario in KL_HAND + kl_random_cases(ctx.rng(1)):
+            rows_match(sub, "kl", args, scenario)
 
 
 @check("kl: one value per row; a 1-D input gives a scalar", uses=("kl",))
 def kl_shapes(sub, ctx):
-    rng = ctx.rng(2)
-    rows_match(sub, "kl", [np.array([0.75, 0.25]), np.array([0.5, 0.5])], "1-D, one distribution")
-    rows_match(sub, "kl", [np.array([1.0]), np.array([1.0])], "1-D, K = 1")
-    for N, K in ((3, 5), (4, 4), (1, 6), (5, 1)):
-        rows_match(sub, "kl", [random_rows(rng, N, K), random_rows(rng, N, K)], f"float64, shape ({N}, {K})")
+    for args, scenario in KL_1D + kl_shape_cases(ctx.rng(2)):
+        rows_match(sub, "kl", args, scenario)
 
 
 @check("kl: 0 where p = 0 (0 log 0 = 0)", uses=("kl",))
 def kl_zero_p(sub, ctx):
-    rows_match(sub, "kl", [np.array([0.5, 0.5, 0.0]), np.array([0.25, 0.25, 0.5])], "p = 0 in one category, q > 0 there")
-    rows_match(sub, "kl", [np.array([0.0, 1.0]), np.array([0.0, 1.0])], "p = q = 0 in one category")
-    rows_match(sub, "kl", [np.array([[1.0, 0.0, 0.0], [0.0, 0.5, 0.5]]), np.array([[0.5, 0.25, 0.25], [0.0, 0.75, 0.25]])],
-               "2 rows with zeros in p, one with q = 0 there too")
+    for args, scenario in KL_ZERO_P:
+        rows_match(sub, "kl", args, scenario)
 
 
 @check("kl: inf where q = 0 < p", uses=("kl",))
 def kl_inf(sub, ctx):
-    rows_match(sub, "kl", [np.array([0.5, 0.5]), np.array([1.0, 0.0])], "q = 0 where p = 0.5")
-    rows_match(sub, "kl", [np.array([[0.5, 0.5], [0.5, 0.5], [0.0, 1.0]]), np.array([[1.0, 0.0], [0.5, 0.5], [0.5, 0.5]])],
-               "3 rows: q = 0 < p in the first only (inf, 0, log 2)")
+    for args, scenario in KL_INF:
+        rows_match(sub, "kl", args, scenario)
 
 
 @check("kl: 0 for p = q, and never negative", uses=("kl",))
 def kl_nonnegative(sub, ctx):
-    rng = ctx.rng(3)
-    p = np.array([[0.5, 0.25, 0.25], [0.125, 0.125, 0.75]])
-    rows_match(sub, "kl", [p, p.copy()], "p = q")
-    p = random_rows(rng, 50, 8)
-    q = p * (1 + 1e-3 * rng.standard_normal(p.shape))
-    q /= q.sum(axis=1, keepdims=True)
+    rows_match(sub, "kl", *KL_EQUAL)
+    p, q = near_cases(ctx.rng(3))
     rows_match(sub, "kl", [p, q], "q within 0.1% of p: KL about 1e-7, positive")
     got = np.asarray(sub.call("kl", p, q), dtype=np.float64)
     atol = tolerance_for(p.dtype)[1]
@@ -314,57 +335,47 @@ def kl_nonnegative(sub, ctx):
 
 @check("kl: KL(p || q), not KL(q || p)", uses=("kl",))
 def kl_asymmetric(sub, ctx):
-    rows_match(sub, "kl", [np.array([0.875, 0.125]), np.array([0.5, 0.5])], "p peaked, q uniform")
-    rows_match(sub, "kl", [np.array([0.5, 0.5]), np.array([0.875, 0.125])], "p uniform, q peaked")
+    for args, scenario in KL_ASYMMETRIC:
+        rows_match(sub, "kl", args, scenario)
 
 
 @check("kl: float32 inputs; float64 keeps float64 precision", uses=("kl",))
 def kl_dtypes(sub, ctx):
     rng = ctx.rng(4)
-    rows_match(sub, "kl", [np.array([0.5, 0.25, 0.25], dtype=np.float32), np.array([0.25, 0.5, 0.25], dtype=np.float32)], "float32, 1-D")
+    rows_match(sub, "kl", *KL_FLOAT32)
     rows_match(sub, "kl", [random_rows(rng, 30, 10, "float32"), random_rows(rng, 30, 10, "float32")], "float32, 30 rows of 10")
     p, q = random_rows(rng, 20, 6), random_rows(rng, 20, 6)
     got = sub.call("kl", p, q)
     assert_keeps_precision(got, p.dtype, what="kl's result", scenario="float64, 20 rows of 6")
 
 
-# ---------------------------------------------------------------------------------------------
-# Checks: kl_from_logits
-# ---------------------------------------------------------------------------------------------
+# -- checks: kl_from_logits ------------------------------------------------------------------------
 @check("kl_from_logits: random logits (float64)", uses=("kl_from_logits",))
 def logits_random(sub, ctx):
-    rng = ctx.rng(5)
     with shrink_on_failure(sub, small_logits, lambda case: rows_match(sub, "kl_from_logits", list(case), "small logits", reduce_rows=False)):
-        rows_match(sub, "kl_from_logits", [np.array([0.5, -1.0, 2.0]), np.array([0.0, 1.5, -0.5])], "1-D, 3 logits")
-        rows_match(sub, "kl_from_logits", [np.array([[1.0, 0.0], [0.0, -2.0], [3.0, 3.0]]), np.array([[0.0, 1.0], [0.5, 0.5], [-1.0, 2.0]])],
-                   "3 rows of 2")
-        for N, K in ((4, 5), (50, 10), (200, 40)):
-            rows_match(sub, "kl_from_logits", [3 * rng.standard_normal((N, K)), 3 * rng.standard_normal((N, K))], f"float64, {N} rows of {K}, logits ~ 3 N(0, 1)")
+        for args, scenario in LOGITS_HAND + logits_random_cases(ctx.rng(5)):
+            rows_match(sub, "kl_from_logits", args, scenario)
 
 
 @check("kl_from_logits: finite and right at logits of 1e4", uses=("kl_from_logits",))
 def logits_large(sub, ctx):
-    rows_match(sub, "kl_from_logits", [np.array([1e4, 1e4 + 1]), np.array([1e4 + 1, 1e4])], "logits near 1e4: exp overflows, tanh(0.5) expected")
-    rows_match(sub, "kl_from_logits", [np.array([0.0, 0.0]), np.array([1e4, 0.0])], "softmax(b) underflows to [1, 0]: 5000 - log 2 expected")
-    rows_match(sub, "kl_from_logits", [np.array([1e4, 0.0]), np.array([0.0, 0.0])], "softmax(a) underflows to [1, 0]: log 2 expected")
-    rows_match(sub, "kl_from_logits", [np.array([[0.0, 0.0, 0.0], [-1e4, 0.0, 1e4], [2.0, 1.0, 0.0]]),
-                                       np.array([[1e4, 0.0, -1e4], [0.0, 0.0, 0.0], [2.0, 1.0, 1e4]])], "3 rows mixing logits of +-1e4 and small ones")
+    for args, scenario in LOGITS_LARGE:
+        rows_match(sub, "kl_from_logits", args, scenario)
 
 
 @check("kl_from_logits: KL(softmax(a) || softmax(b)), not the reverse", uses=("kl_from_logits",))
 def logits_asymmetric(sub, ctx):
-    rows_match(sub, "kl_from_logits", [np.array([2.0, 0.0]), np.array([0.0, 0.0])], "a peaked, b uniform")
-    rows_match(sub, "kl_from_logits", [np.array([0.0, 0.0]), np.array([2.0, 0.0])], "a uniform, b peaked")
+    for args, scenario in LOGITS_ASYMMETRIC:
+        rows_match(sub, "kl_from_logits", args, scenario)
 
 
 @check("kl_from_logits: float32 logits; float64 keeps float64 precision", uses=("kl_from_logits",))
 def logits_dtypes(sub, ctx):
     rng = ctx.rng(6)
-    rows_match(sub, "kl_from_logits", [np.array([0.5, -1.0, 2.0], dtype=np.float32), np.array([0.0, 1.5, -0.5], dtype=np.float32)], "float32, 1-D")
+    rows_match(sub, "kl_from_logits", *LOGITS_FLOAT32[0])
     rows_match(sub, "kl_from_logits", [(3 * rng.standard_normal((30, 10))).astype(np.float32), (3 * rng.standard_normal((30, 10))).astype(np.float32)],
                "float32, 30 rows of 10")
-    rows_match(sub, "kl_from_logits", [np.array([0.0, 0.0], dtype=np.float32), np.array([1e4, 0.0], dtype=np.float32)],
-               "float32, softmax(b) underflows")
+    rows_match(sub, "kl_from_logits", *LOGITS_FLOAT32[1])
     a, b = rng.standard_normal((20, 6)), rng.standard_normal((20, 6))
     assert_keeps_precision(sub.call("kl_from_logits", a, b), a.dtype, what="kl_from_logits's result", scenario="float64, 20 rows of 6")
 
@@ -375,3 +386,9 @@ def inputs_kept(sub, ctx):
     inputs_unchanged(sub, "kl", p, q, scenario="p, q (2, 3) with zeros")
     a, b = np.array([[1e4, 0.0, 1.0], [0.5, -2.0, 3.0]]), np.array([[0.0, 1.0, 2.0], [1e4, 1e4, 0.0]])
     inputs_unchanged(sub, "kl_from_logits", a, b, scenario="a, b (2, 3), logits up to 1e4 (shifting by the max in place would change them)")
+    # Then every input the other checks send, extreme ones included.
+    for args, scenario in [*KL_HAND, *kl_random_cases(ctx.rng(1)), *KL_1D, *kl_shape_cases(ctx.rng(2)), *KL_ZERO_P, *KL_INF, KL_EQUAL,
+                           (list(near_cases(ctx.rng(3))), "q within 0.1% of p"), *KL_ASYMMETRIC, KL_FLOAT32]:
+        inputs_unchanged(sub, "kl", *args, scenario=scenario)
+    for args, scenario in [*LOGITS_HAND, *logits_random_cases(ctx.rng(5)), *LOGITS_LARGE, *LOGITS_ASYMMETRIC, *LOGITS_FLOAT32]:
+        inputs_unchanged(sub, "kl_from_logits", *args, scenario=scenario)

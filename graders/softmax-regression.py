@@ -1,17 +1,9 @@
 """Checks for `softmax-regression`: softmax_ce's loss and gradient, and full-batch gradient descent.
 
-The loss is compared with torch's F.cross_entropy in float64; the gradient with central differences
-of the true mean cross-entropy (float64, h = 1e-5, computed here), and at logits of +-1e4, where
-differences lose their digits, with torch autograd's gradient of F.cross_entropy. `train` is
-compared exactly (float64 tolerance) with the contract's gradient descent run here, on tiny data
-for 0 to 5 epochs and on random data for 50; then it must fit separable data (every training point
-classified right), which is behaviour, not a trajectory.
-
-Hints follow the evidence: after a failure the judge recomputes what each known mistake gives
-(the loss summed or capped by log(p + 1e-12); the gradient not divided by n, of the wrong sign or
-with the one-hot shifted; gradient descent one epoch off, the bias stepped by the mean...) and
-names the one the learner's result matches; a non-finite result at large logits is confirmed by a
-control call on the same logits shifted by their row maximum (the same loss, exactly).
+The loss is compared with torch's F.cross_entropy in float64; the gradient with central differences of the
+true mean cross-entropy, and at logits of +-1e4, where differences lose their digits, with torch autograd's
+gradient of F.cross_entropy. `train` is compared with the contract's gradient descent run here; then it must
+fit separable data (every training point classified right), which is behaviour, not a trajectory.
 """
 
 import math
@@ -20,18 +12,16 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from mlprep.grading import (Call, CheckFailed, GraderDefect, as_float, assert_close, assert_finite, assert_keeps_precision, assert_shape, check, expect_sequence, fail,
-                            inputs_from_code, inputs_unchanged, log_softmax, logsumexp, scenario, shrink_on_failure)
+from mlprep.grading import (Call, GraderDefect, all_finite, as_float, assert_close, assert_finite, assert_keeps_precision, assert_shape, central_differences,
+                            check, expect_sequence, explained, fail, grid, inputs_from_code, inputs_unchanged, lists_of, log_softmax, logsumexp, matrix,
+                            mistake_hint, scenario, shifted_logits_hint, shrink_on_failure, sized)
 
 FD_STEP = 1e-5
 FD_RTOL, FD_ATOL = 1e-6, 1e-8  # central differences at h = 1e-5 are good to ~1e-10 here
-OVERFLOW_HINT = ("exp overflows above about 709 in float64: subtract each row's maximum from the logits before exp, for the loss"
-                 " and for the softmax in the gradient")
+OVERFLOW_FIX = "subtract each row's maximum from the logits before exp, for the loss and for the softmax in the gradient"
 
 
-# ---------------------------------------------------------------------------------------------
-# Expected values and known mistakes (judge side)
-# ---------------------------------------------------------------------------------------------
+# -- expected values and known mistakes (judge side) -----------------------------------------------
 def torch_loss_and_grad(logits, y):
     z = torch.tensor(logits, dtype=torch.float64, requires_grad=True)
     loss = F.cross_entropy(z, torch.as_tensor(y, dtype=torch.long))
@@ -41,16 +31,6 @@ def torch_loss_and_grad(logits, y):
 
 def mean_ce(logits, y):
     return float(np.mean(logsumexp(logits, axis=1) - logits[np.arange(len(y)), y]))
-
-
-def central_differences(logits, y):
-    grad = np.empty_like(logits, dtype=np.float64)
-    for index in np.ndindex(logits.shape):
-        up, down = logits.astype(np.float64), logits.astype(np.float64)
-        up[index] += FD_STEP
-        down[index] -= FD_STEP
-        grad[index] = (mean_ce(up, y) - mean_ce(down, y)) / (2 * FD_STEP)
-    return grad
 
 
 def loss_mistakes(logits, y):
@@ -108,40 +88,13 @@ def train_mistakes(X, y, k, lr, epochs):
             "the steps go uphill (+= instead of -=)": gradient_descent(X, y, k, lr, epochs, sign=-1.0)}
 
 
-def matching(got, variants, want, rtol=1e-7, atol=1e-10):
-    """The text of the one variant `got` equals (and the true answer does not), or ""."""
-    def same(a, b):
-        return all(np.shape(x) == np.shape(w) and np.allclose(x, w, rtol=rtol, atol=atol) for x, w in zip(a, b))
-
-    hits = [text for text, v in variants.items() if same(got, v) and not same(want, v)]
-    return f"Your result matches one where {hits[0]}." if len(hits) == 1 else ""
-
-
 def shifted_control(sub, logits, y, part):
-    """Non-finite output at large logits. If the same logits shifted by their row maximum (the same loss and gradient)
-    give finite values, exp overflowed; if not, and some row spans more than exp's range, a probability underflowed
-    to 0 and its log is -inf."""
-    if np.abs(logits).max() < 700:
-        return ""
-    got = sub.control("softmax_ce", logits - logits.max(axis=1, keepdims=True), y)
-    try:
-        finite = bool(np.isfinite(np.asarray(got[part], dtype=np.float64)).all())
-    except (TypeError, ValueError, IndexError, KeyError):
-        return ""
-    what = ("loss", "gradient")[part]
-    if finite:
-        return f"The same logits shifted by their row maximum (the same {what}) give finite values, so {OVERFLOW_HINT}."
-    span = float((logits.max(axis=1) - logits.min(axis=1)).max())
-    if part == 0 and span > 745:
-        return (f"Even shifted by their row maximum these logits give a non-finite loss: a row spans {span:g}, so exp of its smallest"
-                " entry minus the maximum underflows to 0 and log(softmax) is log(0) = -inf; take log-probabilities as"
-                " z - max - log(sum(exp(z - max))), never the log of a softmax.")
-    return ""
+    """Why softmax_ce's loss (part 0) or gradient (part 1) is not finite at large logits, or ""."""
+    return shifted_logits_hint(sub, "softmax_ce", logits, y, finite=lambda got: all_finite(got[part]), what=("loss", "gradient")[part],
+                               fix=OVERFLOW_FIX, logs=part == 0)
 
 
-# ---------------------------------------------------------------------------------------------
-# Judging softmax_ce
-# ---------------------------------------------------------------------------------------------
+# -- judging softmax_ce ----------------------------------------------------------------------------
 def describe(logits, y):
     return f"float64 logits of shape {logits.shape}, max |logit| {np.abs(logits).max():g}"
 
@@ -160,21 +113,15 @@ def softmax_ce_result(sub, logits, y):
 
 def judge_loss(sub, value, logits, y):
     want, _ = torch_loss_and_grad(logits, y)
-    try:
+    with explained(lambda: mistake_hint(value, loss_mistakes(logits, y), want=want, rtol=1e-9, atol=1e-10) if math.isfinite(value) else
+                   shifted_control(sub, logits, y, 0)):
         assert_close(value, want, what="the loss", scenario=describe(logits, y) + ", against F.cross_entropy", dtype="float64")
-    except CheckFailed as failure:
-        failure.explain = (lambda: matching((value,), {t: (v,) for t, v in loss_mistakes(logits, y).items()}, (want,), rtol=1e-9)
-                           if math.isfinite(value) else shifted_control(sub, logits, y, 0))
-        raise
 
 
 def judge_grad(sub, grad, logits, y, want, against, **tolerance):
-    try:
+    with explained(lambda: mistake_hint(grad, grad_mistakes(logits, y), want=want, rtol=1e-6, atol=1e-9) if np.isfinite(grad).all() else
+                   shifted_control(sub, logits, y, 1)):
         assert_close(grad, want, what="grad", scenario=f"{describe(logits, y)}, against {against}", dtype="float64", **tolerance)
-    except CheckFailed as failure:
-        failure.explain = (lambda: matching((grad,), {t: (v,) for t, v in grad_mistakes(logits, y).items()}, (want,), rtol=1e-6, atol=1e-9)
-                           if np.isfinite(grad).all() else shifted_control(sub, logits, y, 1))
-        raise
 
 
 def verify_loss(sub, case):
@@ -186,7 +133,7 @@ def verify_loss(sub, case):
 def verify_gradient(sub, case):
     logits, y = case
     _, grad, _ = softmax_ce_result(sub, logits, y)
-    want = central_differences(logits, y)
+    want = central_differences(lambda z: mean_ce(z, y), logits, h=FD_STEP)
     _, exact = torch_loss_and_grad(logits, y)
     if not np.allclose(exact, want, rtol=FD_RTOL, atol=FD_ATOL):
         raise GraderDefect(f"central differences disagree with torch autograd ({describe(logits, y)})")
@@ -198,29 +145,25 @@ def random_logits(rng, n, k, scale=3.0):
     return np.round(scale * rng.standard_normal((n, k)), 2), rng.integers(0, k, n)
 
 
-def small_cases():
-    """Hypothesis cases (logits, y): 1-3 rows, 2-4 classes, logits -4 to 4 in halves."""
+def _labels(values):
+    return np.array(values, dtype=np.int64)
+
+
+def _cases_of(n, k):
     from hypothesis import strategies as st
 
-    @st.composite
-    def case(draw):
-        n, k = draw(st.integers(1, 3)), draw(st.integers(2, 4))
-        logits = np.array(draw(st.lists(st.lists(st.integers(-8, 8), min_size=k, max_size=k), min_size=n, max_size=n)), dtype=np.float64) / 2
-        return logits, np.array(draw(st.lists(st.integers(0, k - 1), min_size=n, max_size=n)), dtype=np.int64)
-
-    return case()
+    return st.tuples(matrix(n, k, grid(-8, 8, 2)), lists_of(st.integers(0, k - 1), n).map(_labels))
 
 
-# ---------------------------------------------------------------------------------------------
-# Scenario (runs in the sandbox): train on data built from code, so the failing input reads as that code
-# ---------------------------------------------------------------------------------------------
-def build(code):
-    return inputs_from_code(code, "X", "y")
+def small_cases():
+    """Hypothesis cases (logits, y): 1-3 rows, 2-4 classes, logits -4 to 4 in halves."""
+    return sized((1, 3), (2, 4), then=_cases_of)
 
 
+# -- the scenario (runs in the sandbox): train on data built from code, so the failing input reads as that code
 @scenario(repro=lambda interface, code, k, lr, epochs: Call.code(f"{code}\ntrain(X, y, {k}, {lr!r}, {epochs})"))
 def train_on_data(module, code, k, lr, epochs):
-    X, y = build(code)
+    X, y = inputs_from_code(code, "X", "y")
     return module.train(X, y, k, lr, epochs)
 
 
@@ -243,13 +186,10 @@ def judge_train(got, X, y, k, lr, epochs, scenario):
     for name, value in (("W", W), ("b", b)):
         assert_keeps_precision(value, "float64", what=name, scenario=scenario)
     want = gradient_descent(X, y, k, lr, epochs)
-    for name, value, want_value in zip("Wb", (W, b), want):
-        try:
+    with explained(lambda: mistake_hint((np.asarray(W, dtype=np.float64), np.asarray(b, dtype=np.float64)), train_mistakes(X, y, k, lr, epochs), want=want,
+                                        rtol=1e-7, atol=1e-10)):
+        for name, value, want_value in zip("Wb", (W, b), want):
             assert_close(value, want_value, what=name, scenario=scenario, dtype="float64")
-        except CheckFailed as failure:
-            got_pair = (np.asarray(W, dtype=np.float64), np.asarray(b, dtype=np.float64))
-            failure.explain = lambda got_pair=got_pair: matching(got_pair, train_mistakes(X, y, k, lr, epochs), want)
-            raise
     return np.asarray(W, dtype=np.float64), np.asarray(b, dtype=np.float64)
 
 
@@ -257,12 +197,31 @@ def train_scenario(X, y, k, lr, epochs, what=""):
     return f"{what or f'X {X.shape}'}, k = {k}, lr = {lr:g}, epochs = {epochs}"
 
 
-# ---------------------------------------------------------------------------------------------
-# Checks
-# ---------------------------------------------------------------------------------------------
+# -- the checks' inputs, small to large (softmax_ce_inputs and train_inputs send every one of them again) --------
+HAND_BUILT = (np.array([[0.0, 0.0], [1.0, -1.0], [0.0, 2.0]]), np.array([1, 1, 0]))
+LARGE_LOGITS = [(np.array([[30.0, 0.0]]), np.array([1])),
+                (np.array([[800.0, 0.0, -800.0]]), np.array([2])),
+                # Row maxima 2e4 apart: one maximum for the whole batch underflows the second row (-inf where 0.1566 is right).
+                (np.array([[1e4, 0.0], [-1e4, -9999.0]]), np.array([0, 1])),
+                (np.array([[1e4, -1e4], [-1e4, 1e4], [1e4, 1e4]]), np.array([1, 1, 0]))]
+TRAIN_X = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0], [0.5, 2.0]])
+TRAIN_Y = np.array([0, 1, 2, 1])
+ABSENT_X = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0], [0.5, 2.0], [2.0, -0.5]])
+ABSENT_CASES = ((np.array([0, 1, 0, 1, 1]), 3), (np.array([0, 2, 2, 0, 2]), 4))
+
+
+def loss_cases(rng):
+    return [random_logits(rng, n, k) for n, k in ((1, 2), (4, 3), (2, 10), (64, 7))]
+
+
+def gradient_cases(rng):
+    return [random_logits(rng, n, k) for n, k in ((1, 2), (3, 4), (2, 10), (32, 10))]
+
+
+# -- checks ----------------------------------------------------------------------------------------
 @check("softmax_ce: loss and grad on a hand-built batch", uses=("softmax_ce",))
 def hand_built(sub, ctx):
-    logits, y = np.array([[0.0, 0.0], [1.0, -1.0], [0.0, 2.0]]), np.array([1, 1, 0])
+    logits, y = HAND_BUILT
     value, grad, _ = softmax_ce_result(sub, logits, y)
     judge_loss(sub, value, logits, y)
     judge_grad(sub, grad, logits, y, torch_loss_and_grad(logits, y)[1], "torch autograd of F.cross_entropy")
@@ -270,65 +229,60 @@ def hand_built(sub, ctx):
 
 @check("softmax_ce: the loss equals F.cross_entropy (random float64 logits)", uses=("softmax_ce",))
 def loss_matches(sub, ctx):
-    rng = ctx.rng(1)
     with shrink_on_failure(sub, small_cases, lambda case: verify_loss(sub, case)):
-        for n, k in ((1, 2), (4, 3), (2, 10), (64, 7)):
-            verify_loss(sub, random_logits(rng, n, k))
+        for case in loss_cases(ctx.rng(1)):
+            verify_loss(sub, case)
 
 
 @check("softmax_ce: grad passes a float64 central-difference check", uses=("softmax_ce",))
 def gradient_check(sub, ctx):
-    rng = ctx.rng(2)
     with shrink_on_failure(sub, small_cases, lambda case: verify_gradient(sub, case)):
-        for n, k in ((1, 2), (3, 4), (2, 10), (32, 10)):
-            verify_gradient(sub, random_logits(rng, n, k))
+        for case in gradient_cases(ctx.rng(2)):
+            verify_gradient(sub, case)
 
 
 @check("softmax_ce: confident mistakes at logits up to 1e4 (finite, exact loss and grad)", uses=("softmax_ce",))
 def large_logits(sub, ctx):
-    cases = [(np.array([[30.0, 0.0]]), np.array([1])),
-             (np.array([[800.0, 0.0, -800.0]]), np.array([2])),
-             (np.array([[1e4, -1e4], [-1e4, 1e4], [1e4, 1e4]]), np.array([1, 1, 0]))]
-    for logits, y in cases:
+    for logits, y in LARGE_LOGITS:
         value, grad, _ = softmax_ce_result(sub, logits, y)
         judge_loss(sub, value, logits, y)
-        try:
+        with explained(lambda: shifted_control(sub, logits, y, 1)):  # noqa: B023 - the loop ends on a failure
             assert_finite(grad, what="grad", scenario=describe(logits, y))
-        except CheckFailed as failure:
-            failure.explain = lambda logits=logits, y=y: shifted_control(sub, logits, y, 1)
-            raise
         judge_grad(sub, grad, logits, y, torch_loss_and_grad(logits, y)[1], "torch autograd of F.cross_entropy")
 
 
 @check("softmax_ce: inputs are left unchanged", uses=("softmax_ce",))
 def softmax_ce_inputs(sub, ctx):
-    logits, y = random_logits(ctx.rng(3), 4, 3)
-    inputs_unchanged(sub, "softmax_ce", logits, y, scenario=describe(logits, y))
+    # Every input the other checks send, the large logits included: a shift written into the caller's logits only
+    # where they are large changes nothing at ordinary ones.
+    for logits, y in [random_logits(ctx.rng(3), 4, 3), HAND_BUILT, *loss_cases(ctx.rng(1)), *gradient_cases(ctx.rng(2)), *LARGE_LOGITS]:
+        inputs_unchanged(sub, "softmax_ce", logits, y, scenario=describe(logits, y))
 
 
 @check("train: the first epochs are exact gradient-descent steps", uses=("train",))
 def train_exact(sub, ctx):
-    X, y = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0], [0.5, 2.0]]), np.array([0, 1, 2, 1])
+    X, y = TRAIN_X, TRAIN_Y
     for epochs in (0, 1, 2, 5):
         got = sub.call("train", X, y, 3, 0.5, epochs)
         judge_train(got, X, y, 3, 0.5, epochs, train_scenario(X, y, 3, 0.5, epochs))
     code = random_data_code(4, 30, 4, 4)
-    X, y = build(code)
+    X, y = inputs_from_code(code, "X", "y")
     got = sub.run(train_on_data, code, 4, 0.3, 50)
     judge_train(got, X, y, 4, 0.3, 50, train_scenario(X, y, 4, 0.3, 50, "random X (30, 4)"))
 
 
-@check("train: W has k columns even when a class is absent from y", uses=("train",))
+@check("train: W has k columns even when a class is absent from y", uses=("train",),
+       edge="`k` is the number of classes even when `y` does not use all of them (W and b then still have k columns).")
 def absent_class(sub, ctx):
-    X = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0], [0.5, 2.0], [2.0, -0.5]])
-    for y, k in ((np.array([0, 1, 0, 1, 1]), 3), (np.array([0, 2, 2, 0, 2]), 4)):
+    X = ABSENT_X
+    for y, k in ABSENT_CASES:
         got = sub.call("train", X, y, k, 0.5, 3)
         judge_train(got, X, y, k, 0.5, 3, train_scenario(X, y, k, 0.5, 3, f"X (5, 2), labels {sorted(set(y.tolist()))} only"))
 
 
 @check("train fits separable data (every training point classified right)", uses=("train",))
 def fits_separable(sub, ctx):
-    X, y = build(BLOBS_CODE)
+    X, y = inputs_from_code(BLOBS_CODE, "X", "y")
     scenario = "three well-separated 2-D blobs of 30 points, k = 3, lr = 0.5, epochs = 100"
     got = sub.run(train_on_data, BLOBS_CODE, 3, 0.5, 100)
     W, b = expect_sequence(got, 2, what="train's result (W, b)", scenario=scenario)
@@ -339,13 +293,15 @@ def fits_separable(sub, ctx):
     wrong = np.flatnonzero(logits.argmax(axis=1) != y)
     loss, start = mean_ce(logits, y), math.log(3)
     if len(wrong) or not loss < start:
+        rose = f"it rose from {start:.4g}: step against the gradient" if loss > start else "step"
         fail(f"training ({scenario}): {len(wrong)} of {len(y)} training points misclassified (first: point {wrong[0] if len(wrong) else '-'}),"
              f" mean cross-entropy {loss:.4g} after training vs {start:.4g} at W = 0, b = 0; gradient descent must lower the loss"
-             " and separate these blobs: step against the gradient, W -= lr * X.T @ g and b -= lr * g.sum(0)",
-             misclassified=int(len(wrong)), loss=loss)
+             f" and separate these blobs: {rose}, W -= lr * X.T @ g and b -= lr * g.sum(0)", misclassified=int(len(wrong)), loss=loss)
 
 
 @check("train: inputs are left unchanged", uses=("train",))
 def train_inputs(sub, ctx):
-    X, y = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0], [0.5, 2.0]]), np.array([0, 1, 2, 1])
-    inputs_unchanged(sub, "train", X, y, 3, 0.5, 2, scenario=train_scenario(X, y, 3, 0.5, 2))
+    runs = [(TRAIN_X, TRAIN_Y, 3, 0.5, 2), *((ABSENT_X, labels, k, 0.5, 3) for labels, k in ABSENT_CASES),
+            (*inputs_from_code(random_data_code(4, 30, 4, 4), "X", "y"), 4, 0.3, 50), (*inputs_from_code(BLOBS_CODE, "X", "y"), 3, 0.5, 100)]
+    for X, y, k, lr, epochs in runs:
+        inputs_unchanged(sub, "train", X, y, k, lr, epochs, scenario=train_scenario(X, y, k, lr, epochs))

@@ -71,7 +71,6 @@ EXPECTED = {
     "masked_ce__indexes_with_ignore_label": "indexes_with_ignore_label",
     "masked_ce__mean_over_all_rows": "mean_over_all_rows",
     "masked_ce__no_max_subtraction": "no_max_subtraction",
-    "masked_ce__seed_mask_as_weights": "seed_mask_as_weights",
     "masked_ce__smoothing_as_sum": "smoothing_as_sum",
     "masked_ce__smoothing_over_v_minus_1": "smoothing_over_v_minus_1",
     "masked_ce__zero_div_all_masked": "zero_div_all_masked",

@@ -442,3 +442,45 @@ def test_an_input_reordered_in_place_is_told_from_one_rewritten():
     assert before.reordered() == ["X", "y", "fixed"]
     X[0, 0] = 99.0
     assert before.reordered() == ["y", "fixed"]
+
+
+def test_a_failure_made_of_a_raised_error_reads_its_details_from_the_error():
+    from mlprep.grading import when_raised
+    from mlprep.grading._runner import SubmissionRaised
+
+    warning = {"kind": "floating_point", "message": "overflow encountered in exp"}
+    with pytest.raises(CheckFailed) as info:
+        with when_raised("floating_point", fail_with=lambda message: f"sigmoid: {message.partition(chr(10))[0]}", what="sigmoid's warning",
+                         got=lambda text: f"FloatingPointError: {text}"):
+            raise SubmissionRaised("NumPy raised a floating-point warning (overflow encountered in exp)\n  line 3, in sigmoid", warning)
+    assert info.value.message == "sigmoid: NumPy raised a floating-point warning (overflow encountered in exp)"
+    assert info.value.details == {"what": "sigmoid's warning", "got": "FloatingPointError: overflow encountered in exp"}
+
+
+def test_a_non_finite_loss_at_large_logits_is_explained_by_the_same_logits_shifted_by_their_row_maximum():
+    from mlprep.grading import shifted_logits_hint
+
+    def unshifted(logits):  # log-sum-exp without the maximum: exp(1e4) overflows
+        with np.errstate(all="ignore"):
+            return float(np.log(np.exp(logits).sum(axis=-1)).mean() - logits[:, 0].mean())
+
+    def log_of_softmax(logits):  # a stable softmax, then its log: a probability that underflows to 0 is log(0)
+        with np.errstate(all="ignore"):
+            z = np.exp(logits - logits.max(axis=-1, keepdims=True))
+            return float(-np.log(z[:, 1] / z.sum(axis=-1)).mean())
+
+    big = np.array([[1e4, 0.0], [0.0, 5.0]])
+    overflow = shifted_logits_hint(Submission(LocalSandbox(unshifted), "cpu", 10.0), "ce", big)
+    assert overflow.startswith("The same logits shifted by their row maximum (the same loss) give a finite result, so exp overflowed")
+    assert shifted_logits_hint(Submission(LocalSandbox(unshifted), "cpu", 10.0), "ce", big / 100) == ""  # not large: no evidence either way
+    underflow = shifted_logits_hint(Submission(LocalSandbox(log_of_softmax), "cpu", 10.0), "ce", big)
+    assert "a row spans 10000, so exp of its smallest entry minus the maximum underflows to 0" in underflow
+    assert shifted_logits_hint(Submission(LocalSandbox(log_of_softmax), "cpu", 10.0), "ce", big, logs=False) == ""
+
+    def one_maximum(logits):  # the shift taken over the whole batch: right while every row holds the batch's maximum
+        return unshifted(logits - logits.max())
+
+    apart = np.array([[1e4, 0.0], [-1e4, -9999.0]])  # row maxima 2e4 apart
+    batch = shifted_logits_hint(Submission(LocalSandbox(one_maximum), "cpu", 10.0), "ce", apart)
+    assert "a maximum taken over the whole batch (or per column) was subtracted, and a row whose own maximum lies 19999 below it" in batch
+    assert "exp overflowed" in shifted_logits_hint(Submission(LocalSandbox(unshifted), "cpu", 10.0), "ce", apart)

@@ -7,7 +7,7 @@ def masked_ce(logits, y, mask, eps=0.1, T=1.0):
     """Mean cross-entropy over the counted rows, with label smoothing eps and temperature T.
 
     logits: (N, V) float32 or float64 array; y: (N,) int64 class labels; mask: (N,) bool, int or
-    float array, >= 0. A row counts where mask != 0 (each counted row once, whatever its value);
+    float array of 0 and 1. A row counts where its mask is 1 (True), once;
     the labels of the other rows may be anything, -100 included, and must not be used as indices.
     Returns a scalar (float, NumPy scalar or 0-d array) equal to
     F.cross_entropy(logits[c] / T, y[c], label_smoothing=eps) over the counted rows c, that is the
