@@ -1,12 +1,7 @@
-"""Checks for `adamw`: one AdamW step, calibrated against torch.optim.AdamW.
-
-Expected values come from torch.optim.AdamW's own update (float64 or float32, on the CPU), loaded
-with the same (w, m, v, t) as the learner's call: the functional `torch.optim.adamw.adamw` that
-AdamW.step runs, called directly because building an optimizer object imports torch._dynamo (about
-1 s, the largest cost of a grade). Multi-step runs happen inside the sandbox (one round trip
-for the whole trajectory, see `adamw_trajectory`); each step is then compared here, in order, so
-the first step that goes wrong is the one reported.
-"""
+"""Checks for `adamw`. Expected values come from torch.optim.AdamW's own update, the functional
+`torch.optim.adamw.adamw` that AdamW.step runs (an optimizer object would import torch._dynamo, about 1 s),
+from the same (w, m, v, t) as the learner's call. A trajectory runs in the sandbox in one round trip
+(`adamw_trajectory`) and is compared here step by step, so the first step that goes wrong is the one reported."""
 
 import copy
 
@@ -14,7 +9,7 @@ import numpy as np
 import torch
 from torch.optim.adamw import adamw as adamw_update  # what torch.optim.AdamW.step runs
 
-from mlprep.grading import (Call, assert_close, assert_dtype, assert_finite, assert_returns_like, assert_shape, check, expect_sequence,
+from mlprep.grading import (Call, assert_close, assert_dtype, assert_finite, assert_returns_like, assert_shape, check, dtype_name, expect_sequence,
                             fail, inputs_unchanged, literal, on_input, scenario, shrink_on_failure)
 
 # Relative tolerances of the lockstep comparisons: a correct implementation with another order of
@@ -72,13 +67,22 @@ def as_input(x, lib, dtype):
     return torch.from_numpy(arr.copy()) if lib == "torch" else arr
 
 
-def lib_name(lib):
-    return "torch" if lib == "torch" else "NumPy"
+LIB = {"numpy": "NumPy", "torch": "torch"}
 
 
 def describe(lib, dtype, shape, hyper):
     settings = ", ".join(f"{k}={v:g}" for k, v in hyper.items()) or "default lr, b1, b2, eps, wd"
-    return f"{lib_name(lib)} {dtype}, shape {shape}, {settings}"
+    return f"{LIB[lib]} {dtype}, shape {shape}, {settings}"
+
+
+def judge_state(got, want, *, like, dtypes, scenario, dtype_hint, device=None, what="{}", close=lambda name: {}, order="wmv"):
+    """adamw's (w, m, v) against torch's, in `order`: each comes back like the input `like`, in its dtype, and close."""
+    got = expect_sequence(got, 3, what="adamw's result (w, m, v)", scenario=scenario)
+    for name in order:
+        i = "wmv".index(name)
+        assert_returns_like(got[i], like, what=f"returned {name}", scenario=scenario, device=device)
+        assert_dtype(got[i], dtypes[i], what=f"returned {name}", scenario=scenario, hint=dtype_hint(name))
+        assert_close(got[i], want[i], what=what.format(name), scenario=scenario, **close(name))
 
 
 def all_steps_close(got, want, dtypes, scales):
@@ -90,7 +94,7 @@ def all_steps_close(got, want, dtypes, scales):
             return False
         for i, (dtype, scale) in enumerate(zip(dtypes, scales)):
             first = got[0][i]
-            if str(first.dtype).removeprefix("torch.") != dtype:
+            if dtype_name(first.dtype) != dtype:
                 return False
             got_i = np.stack([np.asarray(step[i], dtype=np.float64) for step in got])
             want_i = np.stack([step[i] for step in want])
@@ -167,12 +171,9 @@ def verify_one_step(sub, lib, dtype, case):
     shape, m, v, w, g, t, hyper = case
     scenario = f"one step, {describe(lib, dtype, shape, hyper)}, t = {t}"
     inputs = [as_input(x, lib, dtype) for x in (w, g, m, v)]
-    got = expect_sequence(sub.call("adamw", *inputs[:4], t, **hyper), 3, what="adamw's result (w, m, v)", scenario=scenario)
     (want,) = torch_adamw_steps(w, m, v, [g], t, hyper, getattr(torch, dtype))
-    for name, got_x, want_x, like in zip("wmv", got, want, (inputs[0], inputs[2], inputs[3])):
-        assert_returns_like(got_x, like, what=f"returned {name}", scenario=scenario, device=sub.device)
-        assert_dtype(got_x, dtype, what=f"returned {name}", scenario=scenario, hint=f"return {name} in the dtype of the input {name}")
-        assert_close(got_x, want_x, what=f"{name} after the step", scenario=scenario, dtype=dtype)
+    judge_state(sub.call("adamw", *inputs, t, **hyper), want, like=inputs[0], dtypes=(dtype,) * 3, scenario=scenario, device=sub.device,
+                dtype_hint=lambda name: f"return {name} in the dtype of the input {name}", what="{} after the step", close=lambda name: {"dtype": dtype})
 
 
 def shrinking_steps(sub, lib_choices, dtype, hypers):
@@ -219,7 +220,7 @@ def first_step_size(sub, ctx):
     want_move = lr * g / (np.abs(g) + eps)
     want_m, want_v = (1 - 0.9) * g, (1 - 0.999) * g * g
     for lib in ("numpy", "torch"):
-        scenario = f"{lib_name(lib)} float64, t = 1, zero m and v, lr={lr:g}, wd=0, g = {g.tolist()}"
+        scenario = f"{LIB[lib]} float64, t = 1, zero m and v, lr={lr:g}, wd=0, g = {g.tolist()}"
         inputs = [as_input(x, lib, "float64") for x in (w, g, zeros, zeros)]
         got = sub.call("adamw", *inputs, 1, lr=lr, wd=0.0)
         got_w, got_m, got_v = expect_sequence(got, 3, what="adamw's result (w, m, v)", scenario=scenario)
@@ -243,7 +244,7 @@ def zero_gradient_decay(sub, ctx):
     w = np.array([[0.5, -1.0, 2.0], [-0.25, 3.0, -4.0]])
     zeros = np.zeros_like(w)
     for lib, t in (("numpy", 1), ("torch", 1), ("numpy", 50)):
-        scenario = f"{lib_name(lib)} float64, g = 0 with zero m and v, t = {t}, lr={lr:g}, wd={wd:g}"
+        scenario = f"{LIB[lib]} float64, g = 0 with zero m and v, t = {t}, lr={lr:g}, wd={wd:g}"
         inputs = [as_input(x, lib, "float64") for x in (w, zeros, zeros, zeros)]
         got = sub.call("adamw", *inputs, t, lr=lr, wd=wd)
         got_w, got_m, got_v = expect_sequence(got, 3, what="adamw's result (w, m, v)", scenario=scenario)
@@ -346,17 +347,14 @@ def fp16_gradients(sub, ctx, lib):
         m, v = m.astype(np.float32), v.astype(np.float32)
         (want,) = torch_adamw_steps(w.astype(np.float32), m, v, [g], t, {"lr": lr, "wd": wd}, torch.float32)
         for g_dtype, hint in (("float32", ""), ("float16", UPCAST_HINT)):
-            scenario = (f"{lib_name(lib)}{device}: {g_dtype} g = [{', '.join(f'{x:.4g}' for x in g)}], float32 w, m, v"
+            scenario = (f"{LIB[lib]}{device}: {g_dtype} g = [{', '.join(f'{x:.4g}' for x in g)}], float32 w, m, v"
                         f"{', m = v = 0' if t == 1 else ''}, t = {t}, lr={lr:g}, wd={wd:g}")
             got = sub.call("adamw", as_input(w, lib, "float32"), as_input(g16, lib, g_dtype), as_input(m, lib, "float32"),
                            as_input(v, lib, "float32"), t, lr=lr, wd=wd)
-            got = expect_sequence(got, 3, what="adamw's result (w, m, v)", scenario=scenario)
             # v first: it holds the square, where float16 breaks; w only shows the consequence.
-            for name, got_x, want_x in reversed(list(zip("wmv", got, want))):
-                assert_returns_like(got_x, as_input(w, lib, "float32"), what=f"returned {name}", scenario=scenario, device=sub.device)
-                assert_dtype(got_x, "float32", what=f"returned {name}", scenario=scenario,
-                             hint="w, m and v are float32 here: they stay float32 whatever g's dtype")
-                assert_close(got_x, want_x, what=name, scenario=scenario, hint=hint, **tolerances[name])
+            judge_state(got, want, like=as_input(w, lib, "float32"), dtypes=("float32",) * 3, scenario=scenario, device=sub.device, order="vmw",
+                        dtype_hint=lambda name: "w, m and v are float32 here: they stay float32 whatever g's dtype",
+                        close=lambda name, hint=hint: {"hint": hint, **tolerances[name]})
 
 
 @check("float16 gradients with float32 state (NumPy)")
@@ -380,16 +378,11 @@ def mixed_dtypes(sub, ctx):
         m, v = 0.1 * rng.standard_normal(5), 0.01 * rng.random(5)
         # What the learner's inputs hold after rounding to their dtypes, in float64 for torch's step.
         w, m, v = (x.astype(dt).astype(np.float64) for x, dt in ((w, w_dt), (m, m_dt), (v, v_dt)))
-        scenario = f"{lib_name(lib)}: w {w_dt}, g {g_dt}, m {m_dt}, v {v_dt}, t = 3, lr=0.01, wd=0.1"
-        got = sub.call("adamw", as_input(w, lib, w_dt), as_input(g, lib, g_dt), as_input(m, lib, m_dt), as_input(v, lib, v_dt),
-                       3, **hyper)
-        got = expect_sequence(got, 3, what="adamw's result (w, m, v)", scenario=scenario)
+        scenario = f"{LIB[lib]}: w {w_dt}, g {g_dt}, m {m_dt}, v {v_dt}, t = 3, lr=0.01, wd=0.1"
+        got = sub.call("adamw", as_input(w, lib, w_dt), as_input(g, lib, g_dt), as_input(m, lib, m_dt), as_input(v, lib, v_dt), 3, **hyper)
         (want,) = torch_adamw_steps(w, m, v, [g], 3, hyper, torch.float64)
-        for name, got_x, want_x, dtype in zip("wmv", got, want, (w_dt, m_dt, v_dt)):
-            assert_returns_like(got_x, as_input(w, lib, w_dt), what=f"returned {name}", scenario=scenario)
-            assert_dtype(got_x, dtype, what=f"returned {name}", scenario=scenario,
-                         hint=f"mixing dtypes promotes to the wider one; cast {name} back to the dtype of the input {name}")
-            assert_close(got_x, want_x, what=name, scenario=scenario, dtype="float32")
+        judge_state(got, want, like=as_input(w, lib, w_dt), dtypes=(w_dt, m_dt, v_dt), scenario=scenario, close=lambda name: {"dtype": "float32"},
+                    dtype_hint=lambda name: f"mixing dtypes promotes to the wider one; cast {name} back to the dtype of the input {name}")
 
 
 @check("inputs are left unchanged")
@@ -399,4 +392,4 @@ def inputs_left_unchanged(sub, ctx):
     v = 0.01 * rng.random((3, 4))
     for lib, dtype in (("numpy", "float64"), ("torch", "float32")):
         inputs_unchanged(sub, "adamw", *(as_input(x, lib, dtype) for x in (w, g, m, v)), 3, lr=1e-2, wd=0.1,
-                         scenario=f"{lib_name(lib)} {dtype}, shape (3, 4), t = 3")
+                         scenario=f"{LIB[lib]} {dtype}, shape (3, 4), t = 3")

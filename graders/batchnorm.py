@@ -1,31 +1,21 @@
-"""Checks for `batchnorm`: BatchNorm1d with train/eval modes and running statistics, and layer_norm.
-
-BatchNorm1d keeps state, so each case is a run in the sandbox (`bn_run`): the learner's class is built
-there (and moved with .to(device) when it is an nn.Module), its batches are built there from short specs
-on the check's device, and the run records, right after construction and after every call, the output,
-running_mean and running_var. The expected run is the same scenario on torch.nn.BatchNorm1d(affine=False)
-in float64 on the CPU, fed the same values (the batches rounded to the learner's dtype first). The judge
-walks the records in order, so the first call that goes wrong is the one reported, with the run cut off
-right after it as code the learner can paste.
-
-Hints follow the evidence: a wrong value is compared with what each known mistake gives on the same run
-(`simulate`, a float64 NumPy restatement that is itself checked against nn.BatchNorm1d); a wrong float16
-output at mean 1000 is followed by a control run on the same data shifted to mean 0.
-
-Tolerances (stated in the prompt): float32 runs, outputs and running statistics, at rtol = atol = 1e-4 (see
-FLOAT32_TOL); float64 outputs at float64's assert_close tolerance; float16 outputs at the contract's rtol = atol =
-1e-3; layer_norm at its dtype's assert_close tolerance.
-"""
+"""Checks for `batchnorm`. BatchNorm1d keeps state, so each case is a run in the sandbox (`bn_run`): the learner's
+class is built there (moved with .to(device) when it is an nn.Module), its batches are made there from short specs
+on the check's device, and the run records the output, running_mean and running_var after every call. The
+expected run is the same scenario on nn.BatchNorm1d(affine=False) in float64 on the CPU, fed the same values; the
+first call that differs is reported, with the run up to it as code. Tolerances: the prompt's (FLOAT32_TOL,
+FP16_TOL), float64 at assert_close's default."""
 
 import threading
 import types
+from functools import partial
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from mlprep.grading import (Call, CheckFailed, GraderDefect, assert_close, assert_keeps_precision, assert_returns_like, assert_shape, check,
-                            fail, inputs_unchanged, invariance_probe, scenario, tolerance_for)
+from mlprep.grading import (Call, GraderDefect, Snapshot, assert_close, assert_keeps_precision, assert_returns_like, assert_shape, attribute_copy, check,
+                            control_value, dtype_name, explained, fail, inputs_unchanged, invariance_probe, mistake_hint, on_input, same_values, scenario,
+                            tolerance_for)
 
 DEVICES = ("cpu", "cuda")
 BN, LN = ("BatchNorm1d",), ("layer_norm",)
@@ -53,11 +43,6 @@ def make_batch(spec, dtype, device="cpu"):
     return x.to(device=device, dtype=getattr(torch, dtype))
 
 
-def batch_values(spec, dtype):
-    """The batch as the learner gets it, in float64 NumPy (exact: every value of `dtype` is a float64)."""
-    return make_batch(spec, dtype).double().numpy()
-
-
 def _describe_batch(spec):
     if "values" in spec:
         return f"x = {spec['values']}"
@@ -68,28 +53,7 @@ def _describe_batch(spec):
 # ---------------------------------------------------------------------------------------------
 # The scenario (runs in the sandbox) and its rendering as code
 # ---------------------------------------------------------------------------------------------
-def _stat(bn, name):
-    """bn.<name> as a float64 CPU tensor copy (later calls must not change what was recorded); None if missing."""
-    value = getattr(bn, name, None)
-    if value is None:
-        return None
-    if torch.is_tensor(value):
-        return value.detach().to("cpu", torch.float64).clone()
-    try:
-        return torch.from_numpy(np.array(value, dtype=np.float64))
-    except (TypeError, ValueError):
-        return f"{type(value).__name__}: {value!r:.60}"
-
-
-def _output(out):
-    return out.detach().clone() if torch.is_tensor(out) else out
-
-
-def _repro(interface, C, kwargs, steps, dtype, device, show=None):
-    return Call.code(bn_code(C, kwargs, steps, dtype, device, show))
-
-
-@scenario(repro=_repro)
+@scenario(repro=lambda interface, *run, show=None: Call.code(bn_code(*run, show)))
 def bn_run(module, C, kwargs, steps, dtype, device):
     """Scenario: BatchNorm1d(C, **kwargs), then per step bn.train(), bn.eval() or a call on a batch built from
     its spec. Records running_mean and running_var after construction, and after each call also the output
@@ -97,7 +61,7 @@ def bn_run(module, C, kwargs, steps, dtype, device):
     bn = module.BatchNorm1d(C, **kwargs)
     if isinstance(bn, torch.nn.Module):
         bn.to(device)  # as a user of an nn.Module does
-    records = [{"mean": _stat(bn, "running_mean"), "var": _stat(bn, "running_var")}]
+    records = [{"mean": attribute_copy(bn, "running_mean"), "var": attribute_copy(bn, "running_var")}]
     for step in steps:
         if step == "train":
             bn.train()
@@ -105,10 +69,10 @@ def bn_run(module, C, kwargs, steps, dtype, device):
             bn.eval()
         else:
             x = make_batch(step, dtype, device)
-            before = x.clone()
+            before = Snapshot(x=x)
             out = bn(x)
-            records.append({"out": _output(out), "mean": _stat(bn, "running_mean"), "var": _stat(bn, "running_var"),
-                            "changed": not torch.equal(x, before)})
+            records.append({"out": out.detach().clone() if torch.is_tensor(out) else out, "mean": attribute_copy(bn, "running_mean"),
+                            "var": attribute_copy(bn, "running_var"), "changed": bool(before.changed())})
     return records
 
 
@@ -169,7 +133,7 @@ def expected(run):
             want = bn_run(TORCH, run["C"], run["kwargs"], run["steps"], run["dtype"], "cpu")
             for k, (w, s) in enumerate(zip(want, simulate(run))):
                 for name in w:
-                    if name != "changed" and not np.allclose(w[name].numpy(), s[name], rtol=1e-9, atol=1e-12):
+                    if name != "changed" and not same_values(w[name], s[name], rtol=1e-9, atol=1e-12):
                         raise GraderDefect(f"the grader's restatement of BatchNorm1d disagrees with nn.BatchNorm1d at record {k}, {name}")
             _expected_cache[key] = want
     return _expected_cache[key]
@@ -209,7 +173,7 @@ def simulate(run, mistake=None):
         if step in ("train", "eval"):
             training = step == "train"
             continue
-        x = batch_values(step, run["dtype"])
+        x = make_batch(step, run["dtype"]).double().numpy()  # exact: every value of the dtype is a float64
         n = len(x)
         b_mean, b_var = x.mean(axis=0), x.var(axis=0)
         u_var = x.var(axis=0, ddof=1) if n > 1 else np.full(C, np.nan)
@@ -235,27 +199,22 @@ def simulate(run, mistake=None):
 ORDER = ("out", "mean", "var")  # the order compare_run compares a record's quantities in
 
 
-def _close(a, b, rtol, atol):
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    return a.shape == b.shape and np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
-
-
 def _hint(run, want, k, name, got, tols, stats):
     """The known mistakes whose run gives the learner's `name` at record k, differs from the right value there,
     and agrees with it on everything compared before (which the learner's run got right)."""
-    try:
-        got = np.asarray(got.detach().cpu().double() if torch.is_tensor(got) else got, dtype=np.float64)
-    except (TypeError, ValueError, RuntimeError):
-        return ""
     compared = [(j, q) for j in range(k + 1) for q in ORDER if (q == "out" and j > 0) or (q != "out" and stats)]
     before = compared[:compared.index((k, name))]
-    matches = []
-    for mistake, text in MISTAKES.items():
+
+    def close(a, b, q):
+        return same_values(a, b, rtol=tols[q][0], atol=tols[q][1], equal_nan=True)
+
+    def run_of(mistake):
         sim = simulate(run, mistake)
-        if (_close(got, sim[k][name], *tols[name]) and not _close(sim[k][name], want[k][name].numpy(), *tols[name])
-                and all(_close(sim[j][q], want[j][q].numpy(), *tols[q]) for j, q in before)):
-            matches.append(text)
-    return ("Your values are exactly what this mistake gives: " + "; or ".join(matches) + ".") if matches else ""
+        return sim[k][name] if all(close(sim[j][q], want[j][q], q) for j, q in before) else None
+
+    return mistake_hint(got, [(text, partial(run_of, mistake)) for mistake, text in MISTAKES.items()], join="; or ",
+                        say="Your values are exactly what this mistake gives: {}.", same=lambda a, b: close(a, b, name),
+                        is_right=lambda value: close(value, want[k][name], name))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -284,25 +243,15 @@ def compare_run(sub, run, *, what, out_tol=None, stats=True, fallback=None):
     tols = {"out": out_tol or (FLOAT32_TOL if dtype == "float32" else tolerance_for(dtype)), "mean": FLOAT32_TOL, "var": FLOAT32_TOL}
     head = _headline(run, what)
 
-    def hint(k, name, got_value):
-        return lambda: _hint(run, want, k, name, got_value, tols, stats)
-
     for k, (g, w) in enumerate(zip(got, want)):
-        upto = steps[:calls[k - 1] + 1] if k else []
         where = "right after BatchNorm1d(...)" if k == 0 else (
             f"after call {k} ({'training' if _mode_at(steps, calls[k - 1]) else 'eval'} mode, {_describe_batch(steps[calls[k - 1]])})")
-
-        try:
+        with on_input(Call.code(bn_code(run["C"], run["kwargs"], steps[:calls[k - 1] + 1] if k else [], dtype, sub.device))):
             if k:
-                known = hint(k, "out", g["out"])
-                _compare_output(sub, g, w, run, where, head, tols["out"], (lambda known=known: known() or fallback()) if fallback else known)
-            if stats:
-                for name, attr in (("mean", "running_mean"), ("var", "running_var")):
-                    _compare_stat(g[name], w[name], run, attr, where, head, tols[name], hint(k, name, g[name]))
-        except CheckFailed as failure:
-            if failure.failing_input is None:
-                failure.failing_input = Call.code(bn_code(run["C"], run["kwargs"], upto, dtype, sub.device))
-            raise
+                _compare_output(sub, g, w, run, where, head, tols["out"],
+                                lambda k=k, g=g: _hint(run, want, k, "out", g["out"], tols, stats) or (fallback() if fallback else ""))
+            for name, attr in (("mean", "running_mean"), ("var", "running_var")) if stats else ():
+                _compare_stat(g[name], w[name], run, attr, where, head, tols[name], partial(_hint, run, want, k, name, g[name], tols, stats))
 
 
 def _mode_at(steps, index):
@@ -319,11 +268,8 @@ def _compare_output(sub, g, w, run, where, head, tol, explain):
     assert_returns_like(out, torch.zeros(1), what=what, scenario=head, device=sub.device)
     assert_shape(out, tuple(want.shape), what=what, scenario=head)
     assert_keeps_precision(out, run["dtype"], what=what, scenario=head)
-    try:
+    with explained(explain):
         assert_close(out, want, what=what, scenario=head, rtol=tol[0], atol=tol[1])
-    except CheckFailed as failure:
-        failure.explain = explain
-        raise
 
 
 def _compare_stat(got, want, run, attr, where, head, tol, explain):
@@ -333,11 +279,8 @@ def _compare_stat(got, want, run, attr, where, head, tol, explain):
              " nn.BatchNorm1d does (running_mean starts at 0, running_var at 1)")
     if isinstance(got, str):
         fail(f"{what} ({head}): expected a tensor of shape ({run['C']},), got {got}")
-    try:
+    with explained(explain):
         assert_close(got, want, what=what, scenario=head, rtol=tol[0], atol=tol[1])
-    except CheckFailed as failure:
-        failure.explain = explain
-        raise
 
 
 def spec(n, seed, loc, scale):
@@ -426,14 +369,10 @@ def _fp16_explainer(sub, run):
     """The control run for a wrong float16 output: the same values minus the offset (exact in float16 at this spread)."""
     def explain():
         shifted = {**run, "steps": [{**s, "loc": [0.0] * len(s["loc"])} for s in run["steps"]]}
-        got = sub.control(bn_run, shifted["C"], shifted["kwargs"], shifted["steps"], shifted["dtype"], sub.device)
-        want = expected(shifted)
-        try:
-            ok = all(np.allclose(g["out"].detach().cpu().double().numpy(), w["out"].numpy(), rtol=FP16_TOL[0], atol=FP16_TOL[1])
-                     for g, w in zip(got[1:], want[1:]))
-        except (AttributeError, TypeError, ValueError, RuntimeError):
-            ok = False
-        return FP16_HINT if ok else ""
+        want = [w["out"] for w in expected(shifted)[1:]]
+        got = control_value(sub, bn_run, shifted["C"], shifted["kwargs"], shifted["steps"], shifted["dtype"], sub.device,
+                            read=lambda records: [g["out"] for g in records[1:]])
+        return FP16_HINT if same_values(got, want, rtol=FP16_TOL[0], atol=FP16_TOL[1]) else ""
     return explain
 
 
@@ -467,7 +406,7 @@ def _ln_variants(x, gamma, beta, eps):
 
 
 def check_layer_norm(sub, x, gamma, beta, eps, what):
-    dtype = str(x.dtype).removeprefix("torch.")
+    dtype = dtype_name(x.dtype)
     kwargs = {} if eps is None else {"eps": eps}
     scenario_text = f"{what}; x {tuple(x.shape)} {dtype}, {sub.device}" + ("" if eps is None else f", eps = {eps:g}")
     got = sub.call("layer_norm", x, gamma, beta, **kwargs)
@@ -476,15 +415,9 @@ def check_layer_norm(sub, x, gamma, beta, eps, what):
     assert_shape(got, tuple(x.shape), what="layer_norm output", scenario=scenario_text)
     assert_keeps_precision(got, dtype, what="layer_norm output", scenario=scenario_text)
     rtol, atol = tolerance_for(dtype)
-    try:
+    with explained(lambda: mistake_hint(got, _ln_variants(x, gamma, beta, 1e-5 if eps is None else eps), want=want, rtol=rtol, atol=atol,
+                                        equal_nan=True, join="; or ", say="Your values are exactly what this mistake gives: {}.")):
         assert_close(got, want, what="layer_norm output", scenario=scenario_text, dtype=dtype)
-    except CheckFailed as failure:
-        got64 = got.detach().cpu().double()
-        hints = [text for text, value in _ln_variants(x, gamma, beta, 1e-5 if eps is None else eps)
-                 if value.shape == got64.shape and torch.allclose(got64, value, rtol=rtol, atol=atol, equal_nan=True)
-                 and not torch.allclose(value, want, rtol=rtol, atol=atol)]
-        failure.explain = lambda: ("Your values are exactly what this mistake gives: " + "; or ".join(hints) + ".") if hints else ""
-        raise
 
 
 @check("layer_norm matches F.layer_norm (float32 and float64)", devices=DEVICES, uses=LN)

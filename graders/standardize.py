@@ -1,28 +1,15 @@
-"""Checks for `standardize`: a Standardizer with fit, streaming partial_fit and transform.
+"""Checks for `standardize`. Every case is a script run on one Standardizer in the sandbox (`standardizer_script`):
+its data are built there by the lines of code the failing input shows, its steps are called in order, and each
+step records mean_, var_, what the call returned, transform's output and whether the argument changed. Expected
+statistics are the two-pass ones (np.mean, then the mean of squared deviations), in float64, of exactly the rows
+the contract says count, so any correct streaming formula passes; the reference is not consulted."""
 
-Every case is a script run on one Standardizer in the sandbox (`standardizer_script`): its data
-are built there by a few lines of code (the same lines the failing input shows), then fit,
-partial_fit, a stream of partial_fit batches and transform are called in order, and after each
-call the script records mean_, var_, what the call returned, transform's output, and whether the
-call changed its argument. The judge computes the expected statistics itself, in float64, with
-the two-pass formulas (np.mean, then the mean of squared deviations) over exactly the rows the
-contract says count: those of the last fit plus every partial_fit since. So the reference is not
-consulted for values, and any correct streaming formula (Welford per row, Chan's merge per batch,
-shifted sums) passes.
-
-Tolerances: float64 data at float64 tolerance (assert_close's defaults), float32 data at float32
-tolerance. The cancellation case (mean 1e9, unit spread) uses the contract's own bounds: the std
-sqrt(var_) within 1e-6 relative of the two-pass std, mean_ within 1e-4 std of the two-pass mean,
-transform within 1e-4 + 1e-6 |z| (what those two bounds allow).
-
-Hints follow the evidence: the learner's numbers are compared with what a known mistake gives on
-the same rows (ddof = 1, the batch's own statistics, every row ever seen, the transformed data's
-own statistics), and a failed cancellation case is run again on the same data shifted to mean 0.
-"""
+from functools import partial
 
 import numpy as np
 
-from mlprep.grading import Call, GraderDefect, assert_close, assert_keeps_precision, check, fail, inputs_from_code, on_input, scenario, tolerance_for
+from mlprep.grading import (Call, GraderDefect, Snapshot, assert_close, assert_keeps_precision, attribute_copy, check, control_value, explained,
+                            fail, fail_if_changed, inputs_from_code, mistake_hint, on_input, scenario, tolerance_for)
 
 STD_RTOL = 1e-6  # streaming std vs two-pass std, relative (the contract)
 MEAN_ATOL_STD = 1e-4  # streaming mean vs two-pass mean, in units of the std (the contract)
@@ -38,21 +25,6 @@ CANCEL_HINT = ("mean(x**2) - mean(x)**2 (or sum of squares minus n * mean**2) su
 # ---------------------------------------------------------------------------------------------
 # Scenario (runs in the sandbox) and its rendering
 # ---------------------------------------------------------------------------------------------
-def build(data_code):
-    return inputs_from_code(data_code)
-
-
-def _stat(obj, name):
-    """obj.<name> as a float64 copy (later calls must not change what was recorded), or None if missing."""
-    if not hasattr(obj, name):
-        return None
-    value = getattr(obj, name)
-    try:
-        return np.array(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        return value
-
-
 def script_code(data_code, steps, show):
     lines = [data_code, "s = Standardizer()"]
     for step in steps:
@@ -68,21 +40,21 @@ def script_code(data_code, steps, show):
 
 @scenario(repro=lambda interface, data_code, steps, show="s.mean_, s.var_": Call.code(script_code(data_code, steps, show)))
 def standardizer_script(module, data_code, steps, show="s.mean_, s.var_"):
-    """Scenario: one Standardizer, the steps in order: ("fit" | "partial_fit" | "transform", expr) or
-    ("stream", expr, batch) for partial_fit on consecutive batches; per step a record of mean_, var_,
-    whether the call returned the object itself, transform's output, and whether the argument changed."""
-    arrays = build(data_code)
+    """Scenario: one Standardizer, the steps in order: ("fit" | "partial_fit" | "transform", expr) or ("stream", expr,
+    batch) for partial_fit on consecutive batches; per step a record of mean_, var_, whether the call returned the
+    object itself, transform's output, and whether the argument changed."""
+    arrays = inputs_from_code(data_code)
     s = module.Standardizer()
     records = []
     for step in steps:
         method, expr = step[0], step[1]
         X = eval(expr, {"np": np}, arrays)
-        before = X.copy()
+        before = Snapshot(X=X)
         if method == "stream":
             returned = [s.partial_fit(X[i:i + step[2]]) for i in range(0, len(X), step[2])][-1]
         else:
             returned = getattr(s, method)(X)
-        record = {"changed": not np.array_equal(X, before), "self": returned is s, "mean": _stat(s, "mean_"), "var": _stat(s, "var_")}
+        record = {"changed": bool(before.changed()), "self": returned is s, "mean": attribute_copy(s, "mean_"), "var": attribute_copy(s, "var_")}
         if method == "transform":
             record["out"] = returned.copy() if isinstance(returned, np.ndarray) else returned
         records.append(record)
@@ -99,7 +71,7 @@ def standardized(X, mean, var):
 
 def expected(data_code, steps):
     """Per step: (the rows that count so far, the previous step's rows or None, the step's own input), float64."""
-    arrays = build(data_code)
+    arrays = inputs_from_code(data_code)
     seen, out = None, []
     for step in steps:
         X = np.asarray(eval(step[1], {"np": np}, arrays), dtype=np.float64)
@@ -120,27 +92,21 @@ def call_text(step):
 
 def stat_hint(got, name, seen, before, X, step, rtol, atol):
     """What the learner's mean_ or var_ equals, if a known mistake gives it."""
-    def matches(value):
-        return value.shape == got.shape and np.allclose(got, value, rtol=rtol, atol=atol)
-
-    if name == "var_" and len(seen) > 1 and matches(seen.var(axis=0, ddof=1)):
-        return "this is the sample variance (divided by N - 1); var_ is the population variance, divided by N (ddof = 0)"
     statistic = "mean" if name == "mean_" else "var"
-    if step[0] != "fit" and before is not None and matches(getattr(X, statistic)(axis=0)):
-        return ("these are the statistics of this batch alone: partial_fit must merge the batch into the rows seen before it"
-                " (including those of an earlier fit)")
-    if step[0] == "fit" and before is not None and matches(getattr(np.vstack([before, X]), statistic)(axis=0)):
-        return "these are the statistics of every row seen so far: fit must start afresh, from its own X_train alone"
-    return ""
+    return mistake_hint(got, [
+        ("this is the sample variance (divided by N - 1); var_ is the population variance, divided by N (ddof = 0)",
+         (lambda: seen.var(axis=0, ddof=1)) if name == "var_" and len(seen) > 1 else None),
+        ("these are the statistics of this batch alone: partial_fit must merge the batch into the rows seen before it (including those of"
+         " an earlier fit)", (lambda: getattr(X, statistic)(axis=0)) if step[0] != "fit" and before is not None else None),
+        ("these are the statistics of every row seen so far: fit must start afresh, from its own X_train alone",
+         (lambda: getattr(np.vstack([before, X]), statistic)(axis=0)) if step[0] == "fit" and before is not None else None),
+    ], say="{}", first=True, rtol=rtol, atol=atol)
 
 
 def run_script(sub, data_code, steps, *, what, dtype="float64", show="s.mean_, s.var_", tol=None, errstate=None):
-    """Run the script and compare every step with the two-pass statistics; tol = (std rtol, mean atol
-    in stds, transform atol, transform rtol) for the cancellation case, else the dtype's tolerance."""
-    if errstate:
-        with sub.errstate(**errstate):
-            records = sub.run(standardizer_script, data_code, steps, show)
-    else:
+    """Run the script and compare every step with the two-pass statistics; tol = (std rtol, mean atol in stds,
+    transform atol, transform rtol) for the cancellation case, else the dtype's tolerance."""
+    with sub.errstate(**(errstate or {})):
         records = sub.run(standardizer_script, data_code, steps, show)
     if not isinstance(records, list) or len(records) != len(steps):
         raise GraderDefect(f"standardizer_script returned {type(records).__name__}, expected one record per step")
@@ -157,11 +123,8 @@ def run_script(sub, data_code, steps, *, what, dtype="float64", show="s.mean_, s
         if tol is None:
             rtol, atol = tolerance_for("float32" if dtype == "float32" else "float64")
             for name, got, want in (("mean_", record["mean"], want_mean), ("var_", record["var"], want_var)):
-                hint = ""
-                if got.shape == want.shape and not np.allclose(got, want, rtol=rtol, atol=atol):
-                    hint = stat_hint(got, name, seen, before, X, step, rtol, atol)
-                with on_input(shown):
-                    assert_close(got, want, what=f"{name} after {call}", scenario=what, rtol=rtol, atol=atol, hint=hint)
+                with on_input(shown), explained(partial(stat_hint, got, name, seen, before, X, step, rtol, atol)):
+                    assert_close(got, want, what=f"{name} after {call}", scenario=what, rtol=rtol, atol=atol)
         else:
             check_cancellation(sub, record, want_mean, want_var, f"after {call} ({what})", shown, data_code, steps[:k + 1], tol)
         if step[0] == "transform":
@@ -176,8 +139,7 @@ def check_transform(record, X, mean, var, call, what, shown, dtype, tol):
     hint = ""
     if isinstance(got, np.ndarray) and got.shape == want.shape:
         with np.errstate(all="ignore"):
-            bad = ~np.isfinite(got.astype(np.float64)) & (var == 0)
-            if bad.any():
+            if (~np.isfinite(got.astype(np.float64)) & (var == 0)).any():
                 hint = ZERO_VAR_HINT
             elif len(X) > 1 and np.allclose(got, standardized(X, X.mean(axis=0), X.var(axis=0)), rtol=rtol, atol=atol):
                 hint = ("this is X standardized with its own mean and variance: transform must use the statistics learned by"
@@ -204,11 +166,10 @@ def check_cancellation(sub, record, want_mean, want_var, head, shown, data_code,
         mean_err = np.abs(got_mean - want_mean) / want_std
     if not (std_err <= std_rtol).all():
         j = int(np.argmax(np.where(np.isfinite(std_err), std_err, np.inf)))
-        shifted = sub.control(standardizer_script, data_code.replace(f"{OFFSET:g} + ", ""), steps)
+        shifted = control_value(sub, standardizer_script, data_code.replace(f"{OFFSET:g} + ", ""), steps, read=lambda records: records[-1]["var"])
         hint = ""
-        if isinstance(shifted, list) and shifted and isinstance(shifted[-1], dict) and isinstance(shifted[-1].get("var"), np.ndarray):
-            if np.allclose(shifted[-1]["var"], want_var, rtol=1e-5):
-                hint = f"The same data shifted to mean 0 give the right variance, so the formula cancels: {CANCEL_HINT}."
+        if isinstance(shifted, np.ndarray) and np.allclose(shifted, want_var, rtol=1e-5):
+            hint = f"The same data shifted to mean 0 give the right variance, so the formula cancels: {CANCEL_HINT}."
         fail(f"sqrt(var_) {head}: {got_std[j]:.10g} in column {j}, but the two-pass std of these rows is {want_std[j]:.10g}"
              f" (var_ {got_var[j]:.6g} instead of {want_var[j]:.6g}); allowed: within {std_rtol:g} relative. {hint}",
              failing_input=shown, column=j, got_std=float(got_std[j]), expected_std=float(want_std[j]))
@@ -242,12 +203,11 @@ def fit_statistics(sub, ctx):
 
 @check("fit and partial_fit return the Standardizer itself")
 def returns_self(sub, ctx):
-    data_code = "X = np.array([[1.0, 2.0], [3.0, 6.0], [0.0, 1.0]])"
-    for steps in ([("fit", "X")], [("partial_fit", "X")]):
-        records = sub.run(standardizer_script, data_code, steps, "s.fit(X) is s" if steps[0][0] == "fit" else "s.partial_fit(X) is s")
+    for method in ("fit", "partial_fit"):
+        records = sub.run(standardizer_script, "X = np.array([[1.0, 2.0], [3.0, 6.0], [0.0, 1.0]])", [(method, "X")], f"s.{method}(X) is s")
         if not records[-1]["self"]:
-            fail(f"s.{steps[0][0]}(X) did not return s itself: return self at the end of {steps[0][0]}, so that"
-                 f" Standardizer().{steps[0][0]}(X).transform(X) works (as in scikit-learn)")
+            fail(f"s.{method}(X) did not return s itself: return self at the end of {method}, so that"
+                 f" Standardizer().{method}(X).transform(X) works (as in scikit-learn)")
 
 
 @check("transform standardizes with mean_ and var_")
@@ -294,8 +254,7 @@ def zero_variance_no_warning(sub, ctx):
 def partial_fit_accumulates(sub, ctx):
     run_script(sub, "A = np.array([[1.0, 2.0], [3.0, 6.0]])\nB = np.array([[5.0, 10.0]])",
                [("partial_fit", "A"), ("partial_fit", "B")], what="A = [[1, 2], [3, 6]], B = [[5, 10]]")
-    # Batches of uneven sizes (a single row among them) with different means, so the merge's
-    # between-batch term matters.
+    # Batches of uneven sizes (a single row among them) with different means, so the merge's between-batch term matters.
     code = normal_code(31, {"A": (7, 3, 0.0, 1.0), "B": (1, 3, 5.0, 1.0), "C": (20, 3, -3.0, 2.0), "D": (4, 3, 10.0, 0.5)})
     run_script(sub, code, [("partial_fit", n) for n in "ABCD"], what="batches A (7 rows), B (1), C (20), D (4) with means 0, 5, -3, 10")
     run_script(sub, normal_code(32, {"X": (50, 2, 1.0, 3.0)}) + "\nZ = X + 4.0", [("stream", "X", 1), ("stream", "Z", 8)],
@@ -324,11 +283,10 @@ def fit_resets(sub, ctx):
 def streaming_cancellation(sub, ctx):
     tol = (STD_RTOL, MEAN_ATOL_STD, MEAN_ATOL_STD + 1e-12, STD_RTOL)
     for seed, (n, d, batch) in enumerate([(10, 2, 3), (2000, 3, 100), (300, 2, 1)], start=61):
-        code = normal_code(seed, {"X": (n, d, OFFSET, 1.0)})
-        run_script(sub, code, [("stream", "X", batch), ("transform", "X")], what=f"X ({n}, {d}) = 1e9 + N(0, 1) in batches of {batch}",
-                   tol=tol, show="np.sqrt(s.var_), s.mean_ - X.mean(axis=0)")
-    code = normal_code(64, {"X": (1000, 3, OFFSET, 1.0)})
-    run_script(sub, code, [("fit", "X")], what="fit(X), X (1000, 3) = 1e9 + N(0, 1)", tol=tol, show="np.sqrt(s.var_)")
+        run_script(sub, normal_code(seed, {"X": (n, d, OFFSET, 1.0)}), [("stream", "X", batch), ("transform", "X")],
+                   what=f"X ({n}, {d}) = 1e9 + N(0, 1) in batches of {batch}", tol=tol, show="np.sqrt(s.var_), s.mean_ - X.mean(axis=0)")
+    run_script(sub, normal_code(64, {"X": (1000, 3, OFFSET, 1.0)}), [("fit", "X")], what="fit(X), X (1000, 3) = 1e9 + N(0, 1)", tol=tol,
+               show="np.sqrt(s.var_)")
 
 
 @check("float32 and integer inputs")
@@ -345,9 +303,7 @@ def input_dtypes(sub, ctx):
 def inputs_kept(sub, ctx):
     code = "A = np.array([[1.0, 2.0], [3.0, 6.0], [2.0, 5.0]])\nB = np.array([[4.0, 4.0], [1.0, 0.5]])"
     steps = [("fit", "A"), ("partial_fit", "B"), ("transform", "B"), ("transform", "A")]
-    records = sub.run(standardizer_script, code, steps)
-    for k, (step, record) in enumerate(zip(steps, records)):
-        if record["changed"]:
-            fail(f"s.{step[0]}({step[1]}) changed {step[1]} in place; the caller's data must stay as they were: compute new arrays"
-                 f" (Z = (X - mean) / std) instead of writing into the argument (X -= ..., X /= ...)",
-                 failing_input=Call.code(script_code(code, steps[:k + 1], f"{step[1]}  # changed by s.{step[0]}({step[1]})")))
+    for k, (step, record) in enumerate(zip(steps, sub.run(standardizer_script, code, steps))):
+        fail_if_changed([step[1]] if record["changed"] else [], who=f"s.{step[0]}({step[1]})",
+                        fix="compute new arrays (Z = (X - mean) / std) instead of writing into the argument (X -= ..., X /= ...)",
+                        failing_input=Call.code(script_code(code, steps[:k + 1], f"{step[1]}  # changed by s.{step[0]}({step[1]})")))

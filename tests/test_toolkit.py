@@ -419,3 +419,29 @@ def test_central_differences_match_an_analytic_gradient():
 
     x = np.array([[0.5, -1.0], [2.0, 0.25]])
     assert_close(central_differences(lambda z: float((z ** 3).sum()), x), 3 * x ** 2, what="grad", rtol=1e-8, atol=1e-8)
+
+
+def test_a_case_written_as_code_runs_with_the_learners_names_in_scope():
+    from types import SimpleNamespace
+
+    from mlprep.grading import run_code
+
+    learner = SimpleNamespace(double=lambda x: 2 * x, _private=None)
+    case = run_code("x = np.arange(3.0)\ny = double(x)", learner)
+    assert case["y"].tolist() == [0.0, 2.0, 4.0] and "_private" not in case
+    assert run_code("t = torch.ones(2)")["t"].sum() == 2  # torch where the code says torch
+
+
+def test_an_attribute_is_copied_as_float64_numbers_or_said_what_it_is():
+    from types import SimpleNamespace
+
+    from mlprep.grading import attribute_copy
+
+    state = torch.ones(2, dtype=torch.float32)
+    obj = SimpleNamespace(running_var=state, mean_=[1, 2], label="text", nothing=None)
+    copied = attribute_copy(obj, "running_var")
+    state += 1  # a later call cannot change what was recorded
+    assert copied.dtype == np.float64 and copied.tolist() == [1.0, 1.0]
+    assert attribute_copy(obj, "mean_").tolist() == [1.0, 2.0]
+    assert attribute_copy(obj, "missing") is None and attribute_copy(obj, "nothing") is None
+    assert attribute_copy(obj, "label") == "str: 'text'"
