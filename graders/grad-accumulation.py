@@ -112,19 +112,37 @@ def accumulation_run(module, spec, device):
     parameters and the inputs afterwards."""
     case = run_code(build_code(spec, device), module)
     model, micro_batches, optimizer = case["model"], case["micro_batches"], case["optimizer"]
-    originals = [(x.clone(), y.clone()) for x, y in micro_batches]
-    given = list(micro_batches)
+    given, changed = list(micro_batches), _changes(micro_batches)
     kwargs = {} if spec.get("max_grad_norm") is None else {"max_grad_norm": spec["max_grad_norm"]}
     module.accumulate_step(model, case["loss_fn"], given, optimizer, **kwargs)
-    changed = [] if len(given) == len(originals) else [f"the list now holds {len(given)} micro-batches instead of {len(originals)}"]
-    for i, ((x, y), (x0, y0), (x1, y1)) in enumerate(zip(micro_batches, originals, given)):
-        if x1 is not x or y1 is not y:
-            changed.append(f"micro_batches[{i}] was replaced")
-        if not torch.equal(x, x0) or not torch.equal(y, y0):
-            changed.append(f"the values of micro_batches[{i}] changed")
     return {"names": [name for name, _ in model.named_parameters()], "seen": [[_cpu(g) for g in step] for step in optimizer.seen],
             "grads_after": [_cpu(p.grad) for p in model.parameters()], "params_after": [_cpu(p) for p in model.parameters()],
-            "inputs_changed": changed}
+            "inputs_changed": changed(given)}
+
+
+def _changes(micro_batches):
+    """Sandbox side: a function saying how the list handed to accumulate_step (a copy of `micro_batches`) and its tensors changed."""
+    originals = [(x.clone(), y.clone()) for x, y in micro_batches]
+
+    def changed(given):
+        found = [] if len(given) == len(originals) else [f"the list now holds {len(given)} micro-batches instead of {len(originals)}"]
+        for i, ((x, y), (x0, y0), (x1, y1)) in enumerate(zip(micro_batches, originals, given)):
+            if x1 is not x or y1 is not y:
+                found.append(f"micro_batches[{i}] was replaced")
+            if not torch.equal(x, x0) or not torch.equal(y, y0):
+                found.append(f"the values of micro_batches[{i}] changed")
+        return found
+    return changed
+
+
+@scenario(repro=lambda interface, spec, device: case_code(spec, device, "inputs"))
+def changed_inputs(module, spec, device):
+    """Scenario: the case's accumulate_step, whatever it returns or raises; how its micro_batches changed."""
+    case = run_code(build_code(spec, device), module)
+    given, changed = list(case["micro_batches"]), _changes(case["micro_batches"])
+    kwargs = {} if spec.get("max_grad_norm") is None else {"max_grad_norm": spec["max_grad_norm"]}
+    outcome(lambda: module.accumulate_step(case["model"], case["loss_fn"], given, case["optimizer"], **kwargs))
+    return changed(given)
 
 
 def empty_code(device):
@@ -404,68 +422,86 @@ NO_CLIP = linear([([[4.0, 0.0]], [1.0]), ([[0.0, 3.0]], [1.0])])  # norm 2.5 and
 # ---------------------------------------------------------------------------------------------
 # Checks
 # ---------------------------------------------------------------------------------------------
+EQUAL_SPECS = (EQUAL, SINGLE, {"model": "mlp", "seed": 0, "loss": "ce", "sizes": [4, 4, 4]}, {"model": "mlp", "seed": 1, "loss": "mse", "sizes": [2, 2, 2, 2]})
+UNEVEN_SPECS = (UNEVEN, {"model": "mlp", "seed": 2, "loss": "ce", "sizes": [4, 4, 2]}, {"model": "mlp", "seed": 3, "loss": "mse", "sizes": [5, 3, 1]})
+ONE_STEP_SPECS = (linear(EQUAL["batches"] + UNEVEN["batches"]), {"model": "mlp", "seed": 4, "loss": "ce", "sizes": [3, 3, 3]})
+STALE_SPECS = ({**EQUAL, "stale": True}, {"model": "mlp_unused", "seed": 5, "loss": "ce", "sizes": [4, 2], "stale": True})
+CLIP_SPECS = (CLIP_BINDS, CLIP_IDLE, NO_CLIP, {"model": "mlp", "seed": 6, "loss": "ce", "sizes": [4, 4, 2], "max_grad_norm": 0.1},
+              {"model": "mlp", "seed": 7, "loss": "mse", "sizes": [3, 3], "max_grad_norm": 0.5})
+UNUSED_SPECS = ({"model": "mlp_unused", "seed": 8, "loss": "mse", "sizes": [3, 3]},
+                {"model": "mlp_unused", "seed": 9, "loss": "ce", "sizes": [4, 4, 1], "max_grad_norm": 0.1})
+CLEARED_SPECS = (EQUAL, {"model": "mlp_unused", "seed": 10, "loss": "ce", "sizes": [4, 4], "max_grad_norm": 1.0})
+FLOAT32_SPECS = ({"model": "mlp", "seed": 11, "loss": "ce", "sizes": [4, 4, 2], "dtype": "float32"},
+                 {"model": "mlp_unused", "seed": 12, "loss": "mse", "sizes": [6, 6, 3], "dtype": "float32", "max_grad_norm": 0.2})
+
+
 @check("equal micro-batches: the step sees one big batch's mean gradient", devices=DEVICES)
 def equal_micro_batches(sub, ctx):
-    for spec in (EQUAL, SINGLE, {"model": "mlp", "seed": 0, "loss": "ce", "sizes": [4, 4, 4]}, {"model": "mlp", "seed": 1, "loss": "mse", "sizes": [2, 2, 2, 2]}):
+    for spec in EQUAL_SPECS:
         run_and_judge(sub, ctx, spec)
 
 
 @check("an uneven last micro-batch is weighted by its size", devices=DEVICES)
 def uneven_micro_batches(sub, ctx):
-    for spec in (UNEVEN, {"model": "mlp", "seed": 2, "loss": "ce", "sizes": [4, 4, 2]}, {"model": "mlp", "seed": 3, "loss": "mse", "sizes": [5, 3, 1]}):
+    for spec in UNEVEN_SPECS:
         run_and_judge(sub, ctx, spec)
 
 
 @check("exactly one optimizer.step, after the last micro-batch", devices=DEVICES)
 def one_step(sub, ctx):
-    for spec in (linear(EQUAL["batches"] + UNEVEN["batches"]), {"model": "mlp", "seed": 4, "loss": "ce", "sizes": [3, 3, 3]}):
+    for spec in ONE_STEP_SPECS:
         run_and_judge(sub, ctx, spec, parts=("steps", "params"))
 
 
 @check("gradients present on entry are discarded", devices=DEVICES)
 def stale_gradients(sub, ctx):
-    for spec in ({**EQUAL, "stale": True}, {"model": "mlp_unused", "seed": 5, "loss": "ce", "sizes": [4, 2], "stale": True}):
+    for spec in STALE_SPECS:
         run_and_judge(sub, ctx, spec)
 
 
 @check("max_grad_norm clips the accumulated gradient once (total norm, as clip_grad_norm_)", devices=DEVICES)
 def clipping(sub, ctx):
-    for spec in (CLIP_BINDS, CLIP_IDLE, NO_CLIP, {"model": "mlp", "seed": 6, "loss": "ce", "sizes": [4, 4, 2], "max_grad_norm": 0.1},
-                 {"model": "mlp", "seed": 7, "loss": "mse", "sizes": [3, 3], "max_grad_norm": 0.5}):
+    for spec in CLIP_SPECS:
         run_and_judge(sub, ctx, spec)
 
 
 @check("parameters that never get a gradient (with and without clipping)", devices=DEVICES)
 def unused_parameters(sub, ctx):
-    for spec in ({"model": "mlp_unused", "seed": 8, "loss": "mse", "sizes": [3, 3]},
-                 {"model": "mlp_unused", "seed": 9, "loss": "ce", "sizes": [4, 4, 1], "max_grad_norm": 0.1}):
+    for spec in UNUSED_SPECS:
         run_and_judge(sub, ctx, spec)
 
 
 @check("every p.grad is None or zero on return", devices=DEVICES)
 def cleared_after(sub, ctx):
-    for spec in (EQUAL, {"model": "mlp_unused", "seed": 10, "loss": "ce", "sizes": [4, 4], "max_grad_norm": 1.0}):
+    for spec in CLEARED_SPECS:
         run_and_judge(sub, ctx, spec, parts=("steps", "after"))
 
 
 @check("a float32 model (rtol 1e-5)", devices=DEVICES)
 def float32_model(sub, ctx):
-    for spec in ({"model": "mlp", "seed": 11, "loss": "ce", "sizes": [4, 4, 2], "dtype": "float32"},
-                 {"model": "mlp_unused", "seed": 12, "loss": "mse", "sizes": [6, 6, 3], "dtype": "float32", "max_grad_norm": 0.2}):
+    for spec in FLOAT32_SPECS:
         run_and_judge(sub, ctx, spec)
+
+
+def fail_if_modified(changed, spec, device):
+    if changed:
+        fail(f"accumulate_step ({describe(spec, device)}) modified its input micro_batches: {'; '.join(changed)}."
+             " The caller's micro-batches must be left as they were: read them, do not write into them or the list",
+             failing_input=case_code(spec, device, "inputs"))
 
 
 @check("micro_batches are left unchanged", devices=DEVICES)
 def inputs_unchanged(sub, ctx):
     spec = {"model": "mlp", "seed": 13, "loss": "ce", "sizes": [3, 3, 2]}
     got = expect_record(sub.run(accumulation_run, spec, ctx.device), ["inputs_changed"], what="accumulate_step", scenario=describe(spec, ctx.device))
-    if got["inputs_changed"]:
-        fail(f"accumulate_step ({describe(spec, ctx.device)}) modified its input micro_batches: {'; '.join(got['inputs_changed'])}."
-             " The caller's micro-batches must be left as they were: read them, do not write into them or the list",
-             failing_input=case_code(spec, ctx.device, "inputs"))
+    fail_if_modified(got["inputs_changed"], spec, ctx.device)
+    every = EQUAL_SPECS + UNEVEN_SPECS + ONE_STEP_SPECS + STALE_SPECS + CLIP_SPECS + UNUSED_SPECS + CLEARED_SPECS + FLOAT32_SPECS
+    for spec in {repr(spec): spec for spec in every}.values():  # every other check's cases, whatever accumulate_step does on them
+        fail_if_modified(sub.run(changed_inputs, spec, ctx.device), spec, ctx.device)
 
 
-@check("an empty micro_batches list raises ValueError", devices=DEVICES)
+@check("an empty micro_batches list raises ValueError", devices=DEVICES,
+       edge="An empty list raises `ValueError` before anything is stepped (settled here: there is no batch to take a step from).")
 def empty_list(sub, ctx):
     what = f"accumulate_step(model, loss_fn, [], optimizer) on {ctx.device}"
     got = expect_raises(sub.run(empty_run, ctx.device), what=what, returned_hint="there is no batch to take a step from: check for an empty"

@@ -13,7 +13,8 @@ import sys
 
 import numpy as np
 
-from mlprep.grading import Call, GraderDefect, assert_equal, check, expect_raises, fail, inputs_unchanged, mistake_hint, on_input, outcome, scenario
+from mlprep.grading import (Call, GraderDefect, assert_equal, check, describe_value, expect_raises, fail, inputs_unchanged, matching_mistakes, mistake_hint,
+                            on_input, outcome, same_values, scenario)
 
 SAMPLES = 2**18
 VAR_RTOL = 0.05  # the contract's "within 5%"
@@ -38,6 +39,14 @@ def _as_array(w):
         return np.asarray(w)
     except (TypeError, ValueError):
         return None
+
+
+def _floats(value, what):
+    """A result as a float64 array, or a clean fail where it holds something other than numbers."""
+    arr = _as_array(value)
+    if arr is None or arr.dtype.kind not in "fiub":
+        fail(f"{what}: expected numbers, got {describe_value(value)}")
+    return arr.astype(np.float64)
 
 
 def _bad(w, fan_in, fan_out):
@@ -192,6 +201,12 @@ def variance_mistakes(fan_in, fan_out, scheme):
     return [(text, value) for text, value in mistakes if abs(value / v - 1) > 2 * VAR_RTOL]
 
 
+def mean_hint(values):
+    """For values whose mean is off 0: the remedy, and where every value is >= 0, the likely source of that."""
+    hint = "Draw from a distribution centred on 0: rng.standard_normal, or rng.uniform(-b, b)"
+    return hint + ("; none of your values is negative, as with rng.random() (uniform on [0, 1))." if values.min() >= 0 else ".")
+
+
 def check_distribution(sub, fan_in, fan_out, scheme, seed, calls):
     what = f'init_weights({fan_in}, {fan_out}, "{scheme}", rng), {calls} call{"s" if calls > 1 else ""} with one generator'
     result = sub.run(draws, fan_in, fan_out, scheme, seed, calls)
@@ -205,8 +220,7 @@ def check_distribution(sub, fan_in, fan_out, scheme, seed, calls):
     mean_bound = MEAN_SDS * math.sqrt(v / w.size)
     if abs(mean) > mean_bound:
         fail(f"{what}: the mean of the {w.size} values is {mean:.4g}; a zero-mean distribution with variance {v:.4g} gives a"
-             f" sample mean within {mean_bound:.2g} ({MEAN_SDS:g} standard errors). Draw from a distribution centred on 0:"
-             " rng.standard_normal, or rng.uniform(-b, b); rng.random() is uniform on [0, 1).", mean=mean, bound=mean_bound)
+             f" sample mean within {mean_bound:.2g} ({MEAN_SDS:g} standard errors). {mean_hint(w)}", mean=mean, bound=mean_bound)
     ratio = var / v
     if abs(ratio - 1) > VAR_RTOL:
         hint = mistake_hint(var, variance_mistakes(fan_in, fan_out, scheme), rtol=VAR_RTOL, atol=0.0, join="; or ",
@@ -289,11 +303,12 @@ def init_outcome(module, scheme):
     return outcome(lambda: module.init_weights(3, 4, scheme, np.random.default_rng(0)))
 
 
-@check("an unknown scheme raises ValueError", uses=INIT)
+@check("an unknown scheme raises ValueError", uses=INIT, edge='Any other scheme (`"kaiming_uniform"`, `"He"`) raises `ValueError`.')
 def unknown_scheme(sub, ctx):
-    schemes = 'the schemes are "he", "xavier" and "zero" (lower case): anything else must raise ValueError, not fall back to a default'
+    schemes = 'the schemes are "he", "xavier" and "zero" (lower case): anything else must raise ValueError'
     for scheme in ("kaiming_uniform", "He"):
-        expect_raises(sub.run(init_outcome, scheme), what=f'init_weights(3, 4, "{scheme}", rng)', raised_hint=schemes, returned_hint=schemes)
+        expect_raises(sub.run(init_outcome, scheme), what=f'init_weights(3, 4, "{scheme}", rng)', raised_hint=schemes,
+                      returned_hint=schemes + ", not fall back to a default")
 
 
 @check("he: zero mean, variance 2 / fan_in within 5%", uses=INIT)
@@ -314,7 +329,7 @@ def randomness_from_rng(sub, ctx):
         runs = {}
         for seed, global_seed in ((0, 1), (0, 2), (1, 1)):
             result = sub.run(two_calls, 3, 4, scheme, seed, global_seed)
-            runs[seed, global_seed] = [np.asarray(w, dtype=np.float64) for w in result]
+            runs[seed, global_seed] = [_floats(w, f'init_weights(3, 4, "{scheme}", rng)') for w in result]
             for w in runs[seed, global_seed]:
                 if w.shape != (3, 4):
                     fail(f'init_weights(3, 4, "{scheme}", rng): expected shape (3, 4), got {w.shape}')
@@ -404,8 +419,8 @@ def stats_values(sub, sizes, scheme):
     what = f'forward_stats({shown}, "{scheme}")'
     arr = _as_array(got)
     if arr is None or arr.dtype.kind not in "fiu" or arr.shape != (len(sizes) - 1,):
-        fail(f"{what}: expected {len(sizes) - 1} numbers (one variance per layer), got "
-             f"{type(got).__name__}" + ("" if arr is None else f" of shape {arr.shape}"))
+        fail(f"{what}: expected {len(sizes) - 1} numbers (one variance per layer), got {describe_value(got)}"
+             + ("" if arr is None or arr.dtype.kind in "fiu" else f", which holds values of dtype {arr.dtype} (not numbers)"))
     arr = arr.astype(np.float64)
     if not np.isfinite(arr).all():
         fail(f"{what}: some values are inf or NaN: {arr.tolist()}")
@@ -419,15 +434,22 @@ def first_layer_variance(sub, ctx):
         want = theory(sizes, scheme)[0]
         pre = want / RELU_VAR
         if abs(got[0] / want - 1) > LAYER1_RTOL:
-            known = {"the variance of the pre-activation z = h @ W (before the ReLU)": pre,
-                     "the mean of h**2 (the second moment), not the variance of h": pre / 2}
-            fan_in, fan_out = sizes[0], sizes[1]
-            known.update({f"the post-ReLU variance with weights of the wrong variance, {text}": fan_in * value * RELU_VAR
-                          for text, value in variance_mistakes(fan_in, fan_out, scheme)})
-            hint = mistake_hint(got[0], known, rtol=LAYER1_RTOL, atol=0.0, join="; or ", say=" Your value is {}.")
             fail(f"{what}: layer 1's value is {got[0]:.4g}; with a standard-normal batch, z = h @ W has variance fan_in * Var(w) ="
                  f" {pre:.4g}, and relu(z) has variance {pre:.4g} * (1/2 - 1/(2 pi)) = {want:.4g}, expected within"
-                 f" {LAYER1_RTOL:.0%}. Return np.var of each layer's whole post-ReLU output.{hint}", got=float(got[0]), expected=want)
+                 f" {LAYER1_RTOL:.0%}.{layer1_hint(got[0], sizes, scheme)}", got=float(got[0]), expected=want)
+
+
+def layer1_hint(got, sizes, scheme):
+    """What a known mistake gives for layer 1's value; "return np.var of the post-ReLU output" unless the values show
+    that the weights, not the statistic, are wrong."""
+    pre = sizes[0] * target_variance(sizes[0], sizes[1], scheme)
+    statistic = {"the variance of the pre-activation z = h @ W (before the ReLU)": pre,
+                 "the mean of h**2 (the second moment), not the variance of h": pre / 2}
+    weights = {f"the post-ReLU variance with weights of the wrong variance, {text}": sizes[0] * value * RELU_VAR
+               for text, value in variance_mistakes(sizes[0], sizes[1], scheme)}
+    found = matching_mistakes(got, {**statistic, **weights}, rtol=LAYER1_RTOL, atol=0.0)
+    remedy = "" if found and all(text in weights for text in found) else " Return np.var of each layer's whole post-ReLU output."
+    return remedy + (f" Your value is {'; or '.join(found)}." if found else "")
 
 
 @check(f"forward_stats: he stays within 5x over {DEPTH} layers of width {WIDTH}, xavier collapses", uses=STATS)
@@ -438,7 +460,7 @@ def forward_stats_depth(sub, ctx):
         _within_5x(what, he)
     with on_input(Call.code(f'forward_stats([{WIDTH}] * {DEPTH + 1}, "xavier")')):
         what, xavier = stats_values(sub, sizes, "xavier")
-        _collapses(what, xavier)
+        _collapses(what, xavier, he)
 
 
 def _within_5x(what, he):
@@ -450,18 +472,25 @@ def _within_5x(what, he):
              f" {he[0]:.3g}); one He net may wander, but stays within 5x", layer=k + 1, ratio=float(ratio[k]))
 
 
-def _collapses(what, xavier):
+def _collapses(what, xavier, he):
     if not (xavier[0] > 0 and xavier[-1] / xavier[0] < 0.01):
         fail(f"{what}: layer {DEPTH}'s variance is {xavier[-1]:.3g} and layer 1's {xavier[0]:.3g};"
-             f" with Xavier it halves at every layer (about 2**-19 over {DEPTH} layers; held to below 1/100 of layer 1's)."
-             " Use init_weights with the scheme you were given for every layer.")
+             f" with Xavier it halves at every layer (about 2**-19 over {DEPTH} layers; held to below 1/100 of layer 1's).{scheme_hint(xavier, he)}")
+
+
+def scheme_hint(xavier, he):
+    """For a forward_stats("xavier") that does not collapse: whether its values are those of "he"."""
+    if not same_values(xavier, he):
+        return ""
+    return ' Your values for "xavier" are exactly those for "he": use init_weights with the scheme you were given, for every layer.'
+
 
 
 @check("forward_stats: its own fixed seed, whatever the global RNG state", uses=STATS)
 def forward_stats_deterministic(sub, ctx):
     sizes = [64, 64, 64]
     results = sub.run(stats_under_global_seeds, sizes, "he", [1, 2, 1])
-    arrays = [np.asarray(r, dtype=np.float64) for r in results]
+    arrays = [_floats(r, f'forward_stats({sizes}, "he")') for r in results]
     for arr in arrays[1:]:
         if arr.shape != arrays[0].shape or not np.array_equal(arr, arrays[0]):
             fail(f'forward_stats({sizes}, "he") gave {arrays[0].tolist()} and then {arr.tolist()}: it must use its own fixed-seed'

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from mlprep.grading import (Call, CheckFailed, GraderDefect, Snapshot, array_of, assert_close, assert_keeps_precision, central_differences, check,
-                            describe_value, expect_record, explained, fail, fail_if_changed, grid, logsumexp, mistake_hint, on_input, run_code,
+                            describe_value, expect_record, explained, fail, fail_if_changed, grid, logsumexp, mistake_hint, on_input, outcome, run_code,
                             same_values, scenario, shrink_on_failure, sized)
 
 KEYS = ("W1", "b1", "W2", "b2")
@@ -69,14 +69,34 @@ def forward_backward(module, code):
     """Scenario: forward(params, X), backward on its cache; the scores (copied before backward runs), the
     gradients, and which inputs were modified."""
     params, X, dout, _ = build(code)
-    entries, whole = Snapshot(**{f"params[{k!r}]": v for k, v in params.items()}, X=X, dout=dout), Snapshot(params=params)
+    changed = _changes(params, X, dout)
     out = module.forward(params, X)
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
         return {"forward": out}
     scores, cache = out
     scores = np.array(scores, copy=True) if isinstance(scores, np.ndarray) else scores
     grads = module.backward(params, cache, dout)
-    return {"scores": scores, "grads": _plain(grads), "changed": entries.changed() or whole.changed()}
+    return {"scores": scores, "grads": _plain(grads), "changed": changed()}
+
+
+def _changes(params, X, dout):
+    """Sandbox side: a function naming the inputs changed since now: arrays written into, or else entries of params
+    replaced by other values (or the dict's keys changed)."""
+    entries, whole, objects = Snapshot(**{f"params[{k!r}]": v for k, v in params.items()}, X=X, dout=dout), Snapshot(params=params), dict(params)
+
+    def changed():
+        replaced = [f"params[{k!r}]" for k, v in objects.items() if params.get(k) is not v]
+        return entries.changed() or (whole.changed() and replaced) or whole.changed()
+    return changed
+
+
+@scenario(repro=lambda interface, code: _repro(code, "params, X, dout"))
+def changed_by_both(module, code):
+    """Scenario: forward, then backward on its cache, whatever they return or raise; the inputs they changed."""
+    params, X, dout, _ = build(code)
+    changed = _changes(params, X, dout)
+    outcome(lambda: module.backward(params, module.forward(params, X)[1], dout))
+    return changed()
 
 
 @scenario(repro=lambda interface, code: Call.code(f"{code}\nscores, cache = forward(params, X)\nscores"))
@@ -286,9 +306,17 @@ def small_cases():
 # ---------------------------------------------------------------------------------------------
 # Checks
 # ---------------------------------------------------------------------------------------------
+FORWARD_CASES = (HAND_CASE, KINK_CASE, random_case(401, 5, 4, 6, 3), random_case(302, 32, 10, 16, 5))
+DIFFERENCE_CASES = (random_case(110, 2, 3, 3, 3), random_case(11, 1, 2, 4, 3), random_case(112, 5, 4, 6, 3), random_case(14, 16, 10, 32, 6))
+AUTOGRAD_CASES = (HAND_CASE, random_case(20, 3, 4, 4, 4, dout="random"), random_case(21, 1, 1, 1, 1, dout="random"),
+                  random_case(322, 7, 3, 5, 2, dout="random"), random_case(23, 64, 8, 16, 10), random_case(24, 32, 8, 16, 10, dout="random"))
+CACHE_CASE = random_case(330, 4, 3, 3, 3)
+FLOAT32_CASES = (random_case(140, 3, 4, 4, 4, dtype="float32"), random_case(41, 16, 8, 12, 4, dtype="float32"))
+
+
 @check("forward: scores = relu(X @ W1 + b1) @ W2 + b2")
 def forward_scores(sub, ctx):
-    for code in (HAND_CASE, KINK_CASE, random_case(401, 5, 4, 6, 3), random_case(302, 32, 10, 16, 5)):
+    for code in FORWARD_CASES:
         got, scenario = run(sub, code, forward_only)
         judge_scores(got, code, scenario)
 
@@ -296,20 +324,19 @@ def forward_scores(sub, ctx):
 @check("backward: every gradient passes a float64 central-difference check")
 def gradient_check(sub, ctx):
     with shrink_on_failure(sub, small_cases, lambda code: verify_against_torch(sub, code), worth_shrinking=large_case):
-        for code in (random_case(110, 2, 3, 3, 3), random_case(11, 1, 2, 4, 3), random_case(112, 5, 4, 6, 3), random_case(14, 16, 10, 32, 6)):
+        for code in DIFFERENCE_CASES:
             verify_against_differences(sub, code)
 
 
 @check("backward matches torch autograd (random shapes, any upstream dout)")
 def matches_autograd(sub, ctx):
-    cases = (HAND_CASE, random_case(20, 3, 4, 4, 4, dout="random"), random_case(21, 1, 1, 1, 1, dout="random"),
-             random_case(322, 7, 3, 5, 2, dout="random"), random_case(23, 64, 8, 16, 10), random_case(24, 32, 8, 16, 10, dout="random"))
     with shrink_on_failure(sub, small_cases, lambda code: verify_against_torch(sub, code), worth_shrinking=large_case):
-        for code in cases:
+        for code in AUTOGRAD_CASES:
             verify_against_torch(sub, code)
 
 
-@check("ReLU kink: a pre-activation of exactly 0 passes no gradient")
+@check("ReLU kink: a pre-activation of exactly 0 passes no gradient",
+       edge="At exactly `a = 0` the derivative is undefined; the convention (torch's autograd, and this exercise) is 0.")
 def relu_kink(sub, ctx):
     params, X, dout, _ = float64_case(KINK_CASE)
     a, _, _ = true_forward(params, X)
@@ -322,7 +349,7 @@ def relu_kink(sub, ctx):
 
 @check("backward uses the cache it is given (two forwards, then backward on the first)")
 def cache_is_used(sub, ctx):
-    first, extra = random_case(330, 4, 3, 3, 3), "X = rng.standard_normal((4, 3))  # another batch for the same network"
+    first, extra = CACHE_CASE, "X = rng.standard_normal((4, 3))  # another batch for the same network"
     got = sub.run(two_forwards, first, extra)
     params, X, dout, _ = float64_case(first)
     if isinstance(got, dict) and "forward" in got:
@@ -337,7 +364,7 @@ def cache_is_used(sub, ctx):
 
 @check("float32 inputs (rtol 1e-4, atol 1e-5)")
 def float32_inputs(sub, ctx):
-    for code in (random_case(140, 3, 4, 4, 4, dtype="float32"), random_case(41, 16, 8, 12, 4, dtype="float32")):
+    for code in FLOAT32_CASES:
         got, scenario = run(sub, code)
         judge_scores(got, code, scenario, FLOAT32_TOL)
         params, X, dout, _ = float64_case(code)
@@ -346,7 +373,10 @@ def float32_inputs(sub, ctx):
 
 @check("params, X and dout are left unchanged")
 def inputs_unchanged(sub, ctx):
+    fix = "compute new arrays (a = X @ W1 + b1, not a += ...; no out=..., no writes into the inputs)"
     for code in (HAND_CASE, random_case(50, 4, 3, 3, 3)):
         got, scenario = run(sub, code)
-        fail_if_changed(got.get("changed") or [], who="forward/backward", where=scenario, failing_input=_repro(code, "params, X, dout"),
-                        fix="compute new arrays (a = X @ W1 + b1, not a += ...; no out=..., no writes into the inputs)")
+        fail_if_changed(got.get("changed") or [], who="forward/backward", where=scenario, failing_input=_repro(code, "params, X, dout"), fix=fix)
+    for code in dict.fromkeys(FORWARD_CASES + DIFFERENCE_CASES + AUTOGRAD_CASES + (CACHE_CASE,) + FLOAT32_CASES):  # every other check's cases
+        params, X, _, _ = build(code)
+        fail_if_changed(sub.run(changed_by_both, code), who="forward/backward", where=describe(params, X, np.asarray(X).dtype.name), fix=fix)
