@@ -1,31 +1,21 @@
-"""Checks for `batchnorm`: BatchNorm1d with train/eval modes and running statistics, and layer_norm.
-
-BatchNorm1d keeps state, so each case is a run in the sandbox (`bn_run`): the learner's class is built
-there (and moved with .to(device) when it is an nn.Module), its batches are built there from short specs
-on the check's device, and the run records, right after construction and after every call, the output,
-running_mean and running_var. The expected run is the same scenario on torch.nn.BatchNorm1d(affine=False)
-in float64 on the CPU, fed the same values (the batches rounded to the learner's dtype first). The judge
-walks the records in order, so the first call that goes wrong is the one reported, with the run cut off
-right after it as code the learner can paste.
-
-Hints follow the evidence: a wrong value is compared with what each known mistake gives on the same run
-(`simulate`, a float64 NumPy restatement that is itself checked against nn.BatchNorm1d); a wrong float16
-output at mean 1000 is followed by a control run on the same data shifted to mean 0.
-
-Tolerances (stated in the prompt): float32 runs, outputs and running statistics, at rtol = atol = 1e-4 (see
-FLOAT32_TOL); float64 outputs at float64's assert_close tolerance; float16 outputs at the contract's rtol = atol =
-1e-3; layer_norm at its dtype's assert_close tolerance.
-"""
+"""Checks for `batchnorm`. BatchNorm1d keeps state, so each case is a run in the sandbox (`bn_run`): the learner's
+class is built there (moved with .to(device) when it is an nn.Module), its batches are made there from short specs
+on the check's device, and the run records the output, running_mean and running_var after every call. The
+expected run is the same scenario on nn.BatchNorm1d(affine=False) in float64 on the CPU, fed the same values; the
+first call that differs is reported, with the run up to it as code. Tolerances: the prompt's (FLOAT32_TOL,
+FP16_TOL), float64 at assert_close's default."""
 
 import threading
 import types
+from functools import partial
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from mlprep.grading import (Call, CheckFailed, GraderDefect, assert_close, assert_keeps_precision, assert_returns_like, assert_shape, check,
-                            fail, inputs_unchanged, invariance_probe, scenario, tolerance_for)
+from mlprep.grading import (Call, GraderDefect, Snapshot, assert_close, assert_keeps_precision, assert_returns_like, assert_shape, attribute_copy, check,
+                            control_value, dtype_name, explained, fail, inputs_unchanged, invariance_probe, mistake_hint, on_input, outcome, same_values, scenario,
+                            tolerance_for)
 
 DEVICES = ("cpu", "cuda")
 BN, LN = ("BatchNorm1d",), ("layer_norm",)
@@ -53,11 +43,6 @@ def make_batch(spec, dtype, device="cpu"):
     return x.to(device=device, dtype=getattr(torch, dtype))
 
 
-def batch_values(spec, dtype):
-    """The batch as the learner gets it, in float64 NumPy (exact: every value of `dtype` is a float64)."""
-    return make_batch(spec, dtype).double().numpy()
-
-
 def _describe_batch(spec):
     if "values" in spec:
         return f"x = {spec['values']}"
@@ -68,48 +53,48 @@ def _describe_batch(spec):
 # ---------------------------------------------------------------------------------------------
 # The scenario (runs in the sandbox) and its rendering as code
 # ---------------------------------------------------------------------------------------------
-def _stat(bn, name):
-    """bn.<name> as a float64 CPU tensor copy (later calls must not change what was recorded); None if missing."""
-    value = getattr(bn, name, None)
-    if value is None:
-        return None
-    if torch.is_tensor(value):
-        return value.detach().to("cpu", torch.float64).clone()
-    try:
-        return torch.from_numpy(np.array(value, dtype=np.float64))
-    except (TypeError, ValueError):
-        return f"{type(value).__name__}: {value!r:.60}"
-
-
-def _output(out):
-    return out.detach().clone() if torch.is_tensor(out) else out
-
-
-def _repro(interface, C, kwargs, steps, dtype, device, show=None):
-    return Call.code(bn_code(C, kwargs, steps, dtype, device, show))
-
-
-@scenario(repro=_repro)
+@scenario(repro=lambda interface, *run, show=None: Call.code(bn_code(*run, show)))
 def bn_run(module, C, kwargs, steps, dtype, device):
     """Scenario: BatchNorm1d(C, **kwargs), then per step bn.train(), bn.eval() or a call on a batch built from
     its spec. Records running_mean and running_var after construction, and after each call also the output
     and whether the call changed its input."""
+    bn = _built(module, C, kwargs, device)
+    records = [{"mean": attribute_copy(bn, "running_mean"), "var": attribute_copy(bn, "running_var")}]
+    for out, changed in _calls(bn, steps, dtype, device):
+        records.append({"out": out.detach().clone() if torch.is_tensor(out) else out, "mean": attribute_copy(bn, "running_mean"),
+                        "var": attribute_copy(bn, "running_var"), "changed": changed})
+    return records
+
+
+def _built(module, C, kwargs, device):
     bn = module.BatchNorm1d(C, **kwargs)
     if isinstance(bn, torch.nn.Module):
         bn.to(device)  # as a user of an nn.Module does
-    records = [{"mean": _stat(bn, "running_mean"), "var": _stat(bn, "running_var")}]
+    return bn
+
+
+def _calls(bn, steps, dtype, device):
+    """Sandbox side: the steps on bn (train(), eval(), a call on a batch built from its spec); per call, what bn
+    returned and whether the call changed its input."""
     for step in steps:
-        if step == "train":
-            bn.train()
-        elif step == "eval":
-            bn.eval()
-        else:
-            x = make_batch(step, dtype, device)
-            before = x.clone()
-            out = bn(x)
-            records.append({"out": _output(out), "mean": _stat(bn, "running_mean"), "var": _stat(bn, "running_var"),
-                            "changed": not torch.equal(x, before)})
-    return records
+        if step in ("train", "eval"):
+            getattr(bn, step)()
+            continue
+        x = make_batch(step, dtype, device)
+        before = Snapshot(x=x)
+        out = bn(x)
+        yield out, bool(before.changed())
+
+
+@scenario(repro=lambda interface, *run: Call.code(bn_code(*run)))
+def changed_calls(module, C, kwargs, steps, dtype, device):
+    """Scenario: the run, whatever it returns or raises; the numbers of the calls that changed their input."""
+    changed = []
+
+    def run():
+        changed.extend(k for k, (_, moved) in enumerate(_calls(_built(module, C, kwargs, device), steps, dtype, device), start=1) if moved)
+    outcome(run)
+    return changed
 
 
 def bn_code(C, kwargs, steps, dtype, device, show=None):
@@ -169,7 +154,7 @@ def expected(run):
             want = bn_run(TORCH, run["C"], run["kwargs"], run["steps"], run["dtype"], "cpu")
             for k, (w, s) in enumerate(zip(want, simulate(run))):
                 for name in w:
-                    if name != "changed" and not np.allclose(w[name].numpy(), s[name], rtol=1e-9, atol=1e-12):
+                    if name != "changed" and not same_values(w[name], s[name], rtol=1e-9, atol=1e-12):
                         raise GraderDefect(f"the grader's restatement of BatchNorm1d disagrees with nn.BatchNorm1d at record {k}, {name}")
             _expected_cache[key] = want
     return _expected_cache[key]
@@ -209,7 +194,7 @@ def simulate(run, mistake=None):
         if step in ("train", "eval"):
             training = step == "train"
             continue
-        x = batch_values(step, run["dtype"])
+        x = make_batch(step, run["dtype"]).double().numpy()  # exact: every value of the dtype is a float64
         n = len(x)
         b_mean, b_var = x.mean(axis=0), x.var(axis=0)
         u_var = x.var(axis=0, ddof=1) if n > 1 else np.full(C, np.nan)
@@ -235,27 +220,22 @@ def simulate(run, mistake=None):
 ORDER = ("out", "mean", "var")  # the order compare_run compares a record's quantities in
 
 
-def _close(a, b, rtol, atol):
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    return a.shape == b.shape and np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
-
-
 def _hint(run, want, k, name, got, tols, stats):
     """The known mistakes whose run gives the learner's `name` at record k, differs from the right value there,
     and agrees with it on everything compared before (which the learner's run got right)."""
-    try:
-        got = np.asarray(got.detach().cpu().double() if torch.is_tensor(got) else got, dtype=np.float64)
-    except (TypeError, ValueError, RuntimeError):
-        return ""
     compared = [(j, q) for j in range(k + 1) for q in ORDER if (q == "out" and j > 0) or (q != "out" and stats)]
     before = compared[:compared.index((k, name))]
-    matches = []
-    for mistake, text in MISTAKES.items():
+
+    def close(a, b, q):
+        return same_values(a, b, rtol=tols[q][0], atol=tols[q][1], equal_nan=True)
+
+    def run_of(mistake):
         sim = simulate(run, mistake)
-        if (_close(got, sim[k][name], *tols[name]) and not _close(sim[k][name], want[k][name].numpy(), *tols[name])
-                and all(_close(sim[j][q], want[j][q].numpy(), *tols[q]) for j, q in before)):
-            matches.append(text)
-    return ("Your values are exactly what this mistake gives: " + "; or ".join(matches) + ".") if matches else ""
+        return sim[k][name] if all(close(sim[j][q], want[j][q], q) for j, q in before) else None
+
+    return mistake_hint(got, [(text, partial(run_of, mistake)) for mistake, text in MISTAKES.items()], join="; or ",
+                        say="Your values are exactly what this mistake gives: {}.", same=lambda a, b: close(a, b, name),
+                        is_right=lambda value: close(value, want[k][name], name))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -284,25 +264,15 @@ def compare_run(sub, run, *, what, out_tol=None, stats=True, fallback=None):
     tols = {"out": out_tol or (FLOAT32_TOL if dtype == "float32" else tolerance_for(dtype)), "mean": FLOAT32_TOL, "var": FLOAT32_TOL}
     head = _headline(run, what)
 
-    def hint(k, name, got_value):
-        return lambda: _hint(run, want, k, name, got_value, tols, stats)
-
     for k, (g, w) in enumerate(zip(got, want)):
-        upto = steps[:calls[k - 1] + 1] if k else []
         where = "right after BatchNorm1d(...)" if k == 0 else (
             f"after call {k} ({'training' if _mode_at(steps, calls[k - 1]) else 'eval'} mode, {_describe_batch(steps[calls[k - 1]])})")
-
-        try:
+        with on_input(Call.code(bn_code(run["C"], run["kwargs"], steps[:calls[k - 1] + 1] if k else [], dtype, sub.device))):
             if k:
-                known = hint(k, "out", g["out"])
-                _compare_output(sub, g, w, run, where, head, tols["out"], (lambda known=known: known() or fallback()) if fallback else known)
-            if stats:
-                for name, attr in (("mean", "running_mean"), ("var", "running_var")):
-                    _compare_stat(g[name], w[name], run, attr, where, head, tols[name], hint(k, name, g[name]))
-        except CheckFailed as failure:
-            if failure.failing_input is None:
-                failure.failing_input = Call.code(bn_code(run["C"], run["kwargs"], upto, dtype, sub.device))
-            raise
+                _compare_output(sub, g, w, run, where, head, tols["out"],
+                                lambda k=k, g=g: _hint(run, want, k, "out", g["out"], tols, stats) or (fallback() if fallback else ""))
+            for name, attr in (("mean", "running_mean"), ("var", "running_var")) if stats else ():
+                _compare_stat(g[name], w[name], run, attr, where, head, tols[name], partial(_hint, run, want, k, name, g[name], tols, stats))
 
 
 def _mode_at(steps, index):
@@ -319,11 +289,8 @@ def _compare_output(sub, g, w, run, where, head, tol, explain):
     assert_returns_like(out, torch.zeros(1), what=what, scenario=head, device=sub.device)
     assert_shape(out, tuple(want.shape), what=what, scenario=head)
     assert_keeps_precision(out, run["dtype"], what=what, scenario=head)
-    try:
+    with explained(explain):
         assert_close(out, want, what=what, scenario=head, rtol=tol[0], atol=tol[1])
-    except CheckFailed as failure:
-        failure.explain = explain
-        raise
 
 
 def _compare_stat(got, want, run, attr, where, head, tol, explain):
@@ -333,11 +300,8 @@ def _compare_stat(got, want, run, attr, where, head, tol, explain):
              " nn.BatchNorm1d does (running_mean starts at 0, running_var at 1)")
     if isinstance(got, str):
         fail(f"{what} ({head}): expected a tensor of shape ({run['C']},), got {got}")
-    try:
+    with explained(explain):
         assert_close(got, want, what=what, scenario=head, rtol=tol[0], atol=tol[1])
-    except CheckFailed as failure:
-        failure.explain = explain
-        raise
 
 
 def spec(n, seed, loc, scale):
@@ -353,45 +317,6 @@ def bn(C, steps, dtype="float32", **kwargs):
 # ---------------------------------------------------------------------------------------------
 HAND = {"values": [[1.0, 2.0], [3.0, 6.0]]}  # per channel: mean (2, 4), biased var (1, 4), unbiased var (2, 8)
 LOC3, SCALE3 = (3.0, -2.0, 0.0), (1.0, 2.0, 1e-3)  # channel 2 has variance 1e-6 < eps: where eps sits shows
-
-
-@check("starts in training mode: running_mean 0, running_var 1, batch statistics on the first call", devices=DEVICES, uses=BN)
-def starts_in_training_mode(sub, ctx):
-    compare_run(sub, bn(2, []), what="nothing called yet")
-    compare_run(sub, bn(2, [HAND]), what="first call, no train() or eval() before it")
-    compare_run(sub, bn(3, [spec(8, 1, LOC3, SCALE3)], eps=1e-3, momentum=0.2), what="first call, no train() or eval() before it")
-
-
-@check("training output: per-channel batch mean and biased variance", devices=DEVICES, uses=BN)
-def training_output(sub, ctx):
-    cases = [  # small to large
-        (bn(2, [HAND], momentum=0.1), "x = [[1, 2], [3, 6]]: outputs +-1/sqrt(1 + eps) and +-2/sqrt(4 + eps)"),
-        (bn(1, [{"values": [[0.5], [1.5], [2.0], [4.0]]}], eps=0.1), "one channel, 4 rows, eps = 0.1"),
-        (bn(3, [spec(2, 2, LOC3, SCALE3)]), "N = 2"),
-        (bn(3, [spec(16, 3, LOC3, SCALE3)], eps=1e-3), "N = 16, eps = 1e-3"),
-        (bn(7, [spec(100, 4, [0, 1, -1, 0, 0.5, -3, 4], [1, 0.5, 3, 1e-3, 2, 1, 0.25])]), "N = 100, C = 7"),
-    ]
-    for run, what in cases:
-        compare_run(sub, run, what=what, stats=False)
-
-
-@check("running statistics after one step: torch's momentum convention, unbiased variance", devices=DEVICES, uses=BN)
-def running_stats_one_step(sub, ctx):
-    compare_run(sub, bn(2, [HAND]), what="x = [[1, 2], [3, 6]] (mean (2, 4), unbiased var (2, 8)): expected running_mean"
-                                         " (0.2, 0.4), running_var (1.1, 1.7)")
-    compare_run(sub, bn(2, [HAND], momentum=0.25), what="x = [[1, 2], [3, 6]], momentum 0.25")
-    compare_run(sub, bn(3, [spec(4, 5, LOC3, SCALE3)], momentum=0.3), what="N = 4, momentum 0.3")
-
-
-@check("eval mode: running statistics in the output, and left unchanged", devices=DEVICES, uses=BN)
-def eval_uses_running_stats(sub, ctx):
-    compare_run(sub, bn(2, [HAND, "eval", {"values": [[2.0, 4.0]]}, {"values": [[0.0, 0.0], [4.0, 8.0]]}]),
-                what="one training call on x = [[1, 2], [3, 6]], then eval on one row and on two")
-    train = [spec(n, 10 + i, LOC3, SCALE3) for i, n in enumerate((4, 8, 32))]
-    evals = [spec(1, 20, LOC3, SCALE3), spec(6, 21, LOC3, SCALE3), spec(1, 20, LOC3, SCALE3)]
-    compare_run(sub, bn(3, train + ["eval"] + evals, momentum=0.3), what="3 training calls, then eval (one row, six, the first row again)")
-
-
 LOCKSTEP_SIZES = (2, 4, 8, 16, 32, 5, 3, 64, 7, 10)
 
 
@@ -402,19 +327,68 @@ def lockstep_run(C, loc, scale, seed, dtype="float32", **kwargs):
               dtype=dtype, **kwargs)
 
 
+# Each check's runs, as (run, what): also the inputs of the check of inputs left unchanged.
+STARTS = [(bn(2, []), "nothing called yet"), (bn(2, [HAND]), "first call, no train() or eval() before it"),
+          (bn(3, [spec(8, 1, LOC3, SCALE3)], eps=1e-3, momentum=0.2), "first call, no train() or eval() before it")]
+TRAINING = [  # small to large
+    (bn(2, [HAND], momentum=0.1), "x = [[1, 2], [3, 6]]: outputs +-1/sqrt(1 + eps) and +-2/sqrt(4 + eps)"),
+    (bn(1, [{"values": [[0.5], [1.5], [2.0], [4.0]]}], eps=0.1), "one channel, 4 rows, eps = 0.1"),
+    (bn(3, [spec(2, 2, LOC3, SCALE3)]), "N = 2"),
+    (bn(3, [spec(16, 3, LOC3, SCALE3)], eps=1e-3), "N = 16, eps = 1e-3"),
+    (bn(7, [spec(100, 4, [0, 1, -1, 0, 0.5, -3, 4], [1, 0.5, 3, 1e-3, 2, 1, 0.25])]), "N = 100, C = 7"),
+]
+ONE_STEP = [(bn(2, [HAND]), "x = [[1, 2], [3, 6]] (mean (2, 4), unbiased var (2, 8)): expected running_mean (0.2, 0.4), running_var (1.1, 1.7)"),
+            (bn(2, [HAND], momentum=0.25), "x = [[1, 2], [3, 6]], momentum 0.25"),
+            (bn(3, [spec(4, 5, LOC3, SCALE3)], momentum=0.3), "N = 4, momentum 0.3")]
+EVALS = [(bn(2, [HAND, "eval", {"values": [[2.0, 4.0]]}, {"values": [[0.0, 0.0], [4.0, 8.0]]}]),
+          "one training call on x = [[1, 2], [3, 6]], then eval on one row and on two"),
+         (bn(3, [spec(n, 10 + i, LOC3, SCALE3) for i, n in enumerate((4, 8, 32))] + ["eval"]
+             + [spec(1, 20, LOC3, SCALE3), spec(6, 21, LOC3, SCALE3), spec(1, 20, LOC3, SCALE3)], momentum=0.3),
+          "3 training calls, then eval (one row, six, the first row again)")]
+LOCKSTEPS = [(run, "10 training calls (N = 2 to 64), eval on 1 and 6 rows, train() and one call, eval() and one call") for run in (
+    lockstep_run(1, [1.0], [0.5], 100, eps=0.1, momentum=0.05), lockstep_run(3, LOC3, SCALE3, 200),
+    lockstep_run(5, [0.5, -1.0, 2.0, 0.0, -3.0], [2.0, 0.25, 1.0, 1e-3, 1.5], 300, eps=1e-3, momentum=0.3))]
+FLOAT64 = [(bn(2, [HAND], dtype="float64"), "x = [[1, 2], [3, 6]]"),
+           (bn(4, [spec(16, 40, [1.0, -2.0, 0.0, 5.0], [1.0, 3.0, 1e-3, 0.5]), spec(9, 41, [1.0, -2.0, 0.0, 5.0], [1.0, 3.0, 1e-3, 0.5])],
+               dtype="float64", eps=1e-4), "two training calls")]
+FLOAT16 = [(run, "float16 batch, mean +-1000, std 1 (graded at rtol = atol = 1e-3; statistics not graded)") for run in (
+    bn(4, [spec(64, 50, [1000.0] * 4, [1.0] * 4)], dtype="float16"), bn(2, [spec(256, 51, [-1000.0, 1000.0], [1.0, 1.0])], dtype="float16"))]
+
+
+@check("starts in training mode: running_mean 0, running_var 1, batch statistics on the first call", devices=DEVICES, uses=BN)
+def starts_in_training_mode(sub, ctx):
+    for run, what in STARTS:
+        compare_run(sub, run, what=what)
+
+
+@check("training output: per-channel batch mean and biased variance", devices=DEVICES, uses=BN)
+def training_output(sub, ctx):
+    for run, what in TRAINING:
+        compare_run(sub, run, what=what, stats=False)
+
+
+@check("running statistics after one step: torch's momentum convention, unbiased variance", devices=DEVICES, uses=BN)
+def running_stats_one_step(sub, ctx):
+    for run, what in ONE_STEP:
+        compare_run(sub, run, what=what)
+
+
+@check("eval mode: running statistics in the output, and left unchanged", devices=DEVICES, uses=BN)
+def eval_uses_running_stats(sub, ctx):
+    for run, what in EVALS:
+        compare_run(sub, run, what=what)
+
+
 @check("lockstep with nn.BatchNorm1d: 10 training calls, eval, training again", devices=DEVICES, uses=BN)
 def lockstep(sub, ctx):
-    what = "10 training calls (N = 2 to 64), eval on 1 and 6 rows, train() and one call, eval() and one call"
-    compare_run(sub, lockstep_run(1, [1.0], [0.5], 100, eps=0.1, momentum=0.05), what=what)
-    compare_run(sub, lockstep_run(3, LOC3, SCALE3, 200), what=what)
-    compare_run(sub, lockstep_run(5, [0.5, -1.0, 2.0, 0.0, -3.0], [2.0, 0.25, 1.0, 1e-3, 1.5], 300, eps=1e-3, momentum=0.3), what=what)
+    for run, what in LOCKSTEPS:
+        compare_run(sub, run, what=what)
 
 
 @check("float64 input: the training output keeps float64 precision", devices=DEVICES, uses=BN)
 def float64_input(sub, ctx):
-    compare_run(sub, bn(2, [HAND], dtype="float64"), what="x = [[1, 2], [3, 6]]", stats=False)
-    compare_run(sub, bn(4, [spec(16, 40, [1.0, -2.0, 0.0, 5.0], [1.0, 3.0, 1e-3, 0.5]), spec(9, 41, [1.0, -2.0, 0.0, 5.0], [1.0, 3.0, 1e-3, 0.5])],
-                        dtype="float64", eps=1e-4), what="two training calls", stats=False)
+    for run, what in FLOAT64:
+        compare_run(sub, run, what=what, stats=False)
 
 
 FP16_HINT = ("The same data shifted to mean 0 are normalised correctly, so digits are lost at mean 1000: float16 rounds the mean"
@@ -426,23 +400,17 @@ def _fp16_explainer(sub, run):
     """The control run for a wrong float16 output: the same values minus the offset (exact in float16 at this spread)."""
     def explain():
         shifted = {**run, "steps": [{**s, "loc": [0.0] * len(s["loc"])} for s in run["steps"]]}
-        got = sub.control(bn_run, shifted["C"], shifted["kwargs"], shifted["steps"], shifted["dtype"], sub.device)
-        want = expected(shifted)
-        try:
-            ok = all(np.allclose(g["out"].detach().cpu().double().numpy(), w["out"].numpy(), rtol=FP16_TOL[0], atol=FP16_TOL[1])
-                     for g, w in zip(got[1:], want[1:]))
-        except (AttributeError, TypeError, ValueError, RuntimeError):
-            ok = False
-        return FP16_HINT if ok else ""
+        want = [w["out"] for w in expected(shifted)[1:]]
+        got = control_value(sub, bn_run, shifted["C"], shifted["kwargs"], shifted["steps"], shifted["dtype"], sub.device,
+                            read=lambda records: [g["out"] for g in records[1:]])
+        return FP16_HINT if same_values(got, want, rtol=FP16_TOL[0], atol=FP16_TOL[1]) else ""
     return explain
 
 
 @check("float16 input with mean 1000 and unit spread: within 1e-3 of float64", devices=DEVICES, uses=BN)
 def float16_large_mean(sub, ctx):
-    for run in (bn(4, [spec(64, 50, [1000.0] * 4, [1.0] * 4)], dtype="float16"),
-                bn(2, [spec(256, 51, [-1000.0, 1000.0], [1.0, 1.0])], dtype="float16")):
-        compare_run(sub, run, what="float16 batch, mean +-1000, std 1 (graded at rtol = atol = 1e-3; statistics not graded)",
-                    out_tol=FP16_TOL, stats=False, fallback=_fp16_explainer(sub, run))
+    for run, what in FLOAT16:
+        compare_run(sub, run, what=what, out_tol=FP16_TOL, stats=False, fallback=_fp16_explainer(sub, run))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -467,7 +435,7 @@ def _ln_variants(x, gamma, beta, eps):
 
 
 def check_layer_norm(sub, x, gamma, beta, eps, what):
-    dtype = str(x.dtype).removeprefix("torch.")
+    dtype = dtype_name(x.dtype)
     kwargs = {} if eps is None else {"eps": eps}
     scenario_text = f"{what}; x {tuple(x.shape)} {dtype}, {sub.device}" + ("" if eps is None else f", eps = {eps:g}")
     got = sub.call("layer_norm", x, gamma, beta, **kwargs)
@@ -476,41 +444,44 @@ def check_layer_norm(sub, x, gamma, beta, eps, what):
     assert_shape(got, tuple(x.shape), what="layer_norm output", scenario=scenario_text)
     assert_keeps_precision(got, dtype, what="layer_norm output", scenario=scenario_text)
     rtol, atol = tolerance_for(dtype)
-    try:
+    with explained(lambda: mistake_hint(got, _ln_variants(x, gamma, beta, 1e-5 if eps is None else eps), want=want, rtol=rtol, atol=atol,
+                                        equal_nan=True, join="; or ", say="Your values are exactly what this mistake gives: {}.")):
         assert_close(got, want, what="layer_norm output", scenario=scenario_text, dtype=dtype)
-    except CheckFailed as failure:
-        got64 = got.detach().cpu().double()
-        hints = [text for text, value in _ln_variants(x, gamma, beta, 1e-5 if eps is None else eps)
-                 if value.shape == got64.shape and torch.allclose(got64, value, rtol=rtol, atol=atol, equal_nan=True)
-                 and not torch.allclose(value, want, rtol=rtol, atol=atol)]
-        failure.explain = lambda: ("Your values are exactly what this mistake gives: " + "; or ".join(hints) + ".") if hints else ""
-        raise
 
 
-@check("layer_norm matches F.layer_norm (float32 and float64)", devices=DEVICES, uses=LN)
-def layer_norm_values(sub, ctx):
+def layer_norm_cases(ctx):
+    """(x, gamma, beta, eps or None for the default, what) of the layer_norm values check, small to large."""
     x = _tensor([[1.0, 2.0, 3.0, 4.0], [2.0, 2.0, 2.0, 2.0]], "float32")
-    check_layer_norm(sub, x, _tensor([1.0] * 4, "float32"), _tensor([0.0] * 4, "float32"), None,
-                     "x = [[1, 2, 3, 4], [2, 2, 2, 2]], gamma = 1, beta = 0, default eps")
-    check_layer_norm(sub, x, _tensor([2.0, 0.5, 1.0, -1.0], "float32"), _tensor([0.0, 1.0, -1.0, 0.5], "float32"), 1e-5,
-                     "the same x, gamma = [2, 0.5, 1, -1], beta = [0, 1, -1, 0.5]")
+    yield x, _tensor([1.0] * 4, "float32"), _tensor([0.0] * 4, "float32"), None, "x = [[1, 2, 3, 4], [2, 2, 2, 2]], gamma = 1, beta = 0, default eps"
+    yield (x, _tensor([2.0, 0.5, 1.0, -1.0], "float32"), _tensor([0.0, 1.0, -1.0, 0.5], "float32"), 1e-5,
+           "the same x, gamma = [2, 0.5, 1, -1], beta = [0, 1, -1, 0.5]")
     rng = ctx.rng(7)
     for shape, dtype, eps in (((1, 6), "float32", 1e-5), ((3, 8), "float32", 1e-3), ((2, 5, 16), "float32", 1e-5), ((4, 7), "float64", 1e-5),
                               ((2, 3, 10), "float64", 0.1)):
         d = shape[-1]
         x = _tensor(rng.uniform(-2, 2, d) + rng.uniform(0.5, 3, d) * rng.standard_normal(shape), dtype)
-        gamma, beta = _tensor(rng.uniform(0.5, 2, d), dtype), _tensor(rng.standard_normal(d), dtype)
-        check_layer_norm(sub, x, gamma, beta, eps, "random x, gamma and beta")
+        yield x, _tensor(rng.uniform(0.5, 2, d), dtype), _tensor(rng.standard_normal(d), dtype), eps, "random x, gamma and beta"
 
 
-@check("layer_norm: each example on its own, whatever the rest of the batch", devices=DEVICES, uses=LN)
-def layer_norm_per_example(sub, ctx):
+def per_example_case(ctx):
+    """x, and x with rows 1-3 replaced by values near 100 (float64), gamma = 1, beta = 0."""
     rng = ctx.rng(8)
     x = rng.standard_normal((4, 5))
     changed = x.copy()
     changed[1:] = 100.0 + 10.0 * rng.standard_normal((3, 5))
-    gamma, beta = _tensor(np.ones(5), "float64"), _tensor(np.zeros(5), "float64")
-    invariance_probe(sub, "layer_norm", (_tensor(x, "float64"), gamma, beta), (_tensor(changed, "float64"), gamma, beta),
+    return _tensor(x, "float64"), _tensor(changed, "float64"), _tensor(np.ones(5), "float64"), _tensor(np.zeros(5), "float64")
+
+
+@check("layer_norm matches F.layer_norm (float32 and float64)", devices=DEVICES, uses=LN)
+def layer_norm_values(sub, ctx):
+    for x, gamma, beta, eps, what in layer_norm_cases(ctx):
+        check_layer_norm(sub, x, gamma, beta, eps, what)
+
+
+@check("layer_norm: each example on its own, whatever the rest of the batch", devices=DEVICES, uses=LN)
+def layer_norm_per_example(sub, ctx):
+    x, changed, gamma, beta = per_example_case(ctx)
+    invariance_probe(sub, "layer_norm", (x, gamma, beta), (changed, gamma, beta),
                      what="layer_norm output of row 0 when rows 1-3 change", shape=(4, 5), graded=lambda out: out[0],
                      scenario=f"x (4, 5) float64, gamma = 1, beta = 0, rows 1-3 replaced by values near 100; {sub.device}",
                      hint="layer norm normalises each example over its own features (the last dimension): no other row may enter")
@@ -519,19 +490,32 @@ def layer_norm_per_example(sub, ctx):
 # ---------------------------------------------------------------------------------------------
 # Inputs unchanged
 # ---------------------------------------------------------------------------------------------
+def fail_if_bn_changed(run, k, device):
+    """Call k of the run changed its x."""
+    calls = _call_numbers(run["steps"])
+    mode = "training" if _mode_at(run["steps"], calls[k - 1]) else "eval"
+    fail(f"bn(x) changed its input x in place ({mode} mode, call {k}); leave the caller's batch unchanged: compute new tensors"
+         " (x - mean) instead of writing into x (x -= ..., x.sub_(...))",
+         failing_input=Call.code(bn_code(run["C"], run["kwargs"], run["steps"][:calls[k - 1] + 1], run["dtype"], device, f"x{k}  # changed by bn(x{k})")))
+
+
 @check("inputs are left unchanged", devices=DEVICES)
 def inputs_left_unchanged(sub, ctx):
     run = bn(3, [spec(8, 60, LOC3, SCALE3), "eval", spec(4, 61, LOC3, SCALE3)])
     records = sub.run(bn_run, run["C"], run["kwargs"], run["steps"], run["dtype"], sub.device)
-    calls = _call_numbers(run["steps"])
     for k, record in enumerate(records[1:], start=1):
         if record["changed"]:
-            mode = "training" if _mode_at(run["steps"], calls[k - 1]) else "eval"
-            fail(f"bn(x) changed its input x in place ({mode} mode, call {k}); leave the caller's batch unchanged: compute new tensors"
-                 " (x - mean) instead of writing into x (x -= ..., x.sub_(...))",
-                 failing_input=Call.code(bn_code(run["C"], run["kwargs"], run["steps"][:calls[k - 1] + 1], run["dtype"], sub.device,
-                                                 f"x{k}  # changed by bn(x{k})")))
+            fail_if_bn_changed(run, k, sub.device)
     rng = ctx.rng(9)
     x = _tensor(rng.standard_normal((3, 4)), "float32")
     inputs_unchanged(sub, "layer_norm", x, _tensor(rng.uniform(0.5, 2, 4), "float32"), _tensor(rng.standard_normal(4), "float32"),
                      eps=1e-5, scenario=f"x (3, 4) float32, {sub.device}")
+    # The inputs of every other check, the float64 and float16 ones included, whatever the learner's code does on them.
+    for run, _ in STARTS + TRAINING + ONE_STEP + EVALS + LOCKSTEPS + FLOAT64 + FLOAT16:
+        changed = sub.run(changed_calls, run["C"], run["kwargs"], run["steps"], run["dtype"], sub.device)
+        if changed:
+            fail_if_bn_changed(run, changed[0], sub.device)
+    base, moved, ones, zeros = per_example_case(ctx)
+    for x, gamma, beta, eps, _ in [*layer_norm_cases(ctx), (base, ones, zeros, None, ""), (moved, ones, zeros, None, "")]:
+        inputs_unchanged(sub, "layer_norm", x, gamma, beta, **({} if eps is None else {"eps": eps}),
+                         scenario=f"x {tuple(x.shape)} {dtype_name(x.dtype)}, {sub.device}")

@@ -1,29 +1,15 @@
-"""Checks for `grad-accumulation`: one optimizer step from several micro-batches.
-
-Models, optimizers and micro-batches cannot cross the sandbox boundary, so everything runs inside
-one scenario (`accumulation_run`): it builds the model and the micro-batches from a spec (fixed
-numbers, or a private torch.Generator seed), optionally leaves stale gradients in p.grad, hands the
-learner a `RecordingSGD` (torch.optim.SGD that copies every p.grad when step() is called and counts
-the calls), and returns plain data: the gradients the optimizer saw at each step, p.grad and the
-parameters after the call, and whether the micro-batches were touched.
-
-Expected gradients are computed here, in float64 on the CPU, from each micro-batch's own gradient
-g_i (torch.autograd.grad of its mean loss): sum_i (n_i / N) g_i, clipped as
-torch.nn.utils.clip_grad_norm_ does. The same spec is run on the reference, and, as the torch-native
-calibration, as one big concatenated batch with one backward and clip_grad_norm_: all three must
-agree, or the grader reports its own defect.
-
-Hints follow the evidence: a wrong gradient at step() is compared with what each known mistake
-gives from the same g_i (summed, equal weights, only the last micro-batch, stale gradients kept,
-clipping per micro-batch, per parameter, before dividing by N...) and the one it equals is named.
-"""
+"""Checks for `grad-accumulation`. Every case is code (`case_code`): it builds the model, the micro-batches and a
+RecordingSGD (torch.optim.SGD that copies every p.grad when step() is called), runs in the sandbox before the
+learner's accumulate_step and here for the numbers, and is the failing input shown. The expected gradient,
+sum_i (n_i / N) g_i from each micro-batch's own float64 gradient, clipped as clip_grad_norm_ does, must agree with
+one concatenated batch and with the reference's run, or the grader reports its own defect."""
 
 import threading
 
 import torch
-import torch.nn.functional as F
 
-from mlprep.grading import Call, CheckFailed, GraderDefect, assert_close, check, fail, literal, on_input, scenario
+from mlprep.grading import (Call, GraderDefect, assert_close, check, expect_raises, expect_record, explained, fail, literal, mistake_hint,
+                            on_input, outcome, run_code, scenario)
 
 DEVICES = ("cpu", "cuda")
 LR = 0.5  # SGD's learning rate in every scenario
@@ -35,104 +21,6 @@ FLOAT32_TOL = {"rtol": 1e-5, "atol": 1e-6}
 # not inside the time limit of the first check.
 torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.0)
 
-
-# ---------------------------------------------------------------------------------------------
-# What the scenarios build (the same here, in the sandbox, and in the failing input's code)
-# ---------------------------------------------------------------------------------------------
-class RecordingSGD(torch.optim.SGD):
-    """torch.optim.SGD that records, at every step() call, a copy of each parameter's p.grad (None
-    where it has none): the gradients the optimizer really steps with."""
-
-    def __init__(self, params, lr):
-        super().__init__(params, lr=lr)
-        self.seen = []
-
-    def step(self, closure=None):
-        self.seen.append([None if p.grad is None else p.grad.detach().clone() for group in self.param_groups for p in group["params"]])
-        return super().step(closure)
-
-
-class MlpWithUnusedHead(torch.nn.Module):
-    """An MLP plus a head that forward never uses: its parameters never get a gradient."""
-
-    def __init__(self):
-        super().__init__()
-        self.body = _mlp()
-        self.unused_head = torch.nn.Linear(5, 4)
-
-    def forward(self, x):
-        return self.body(x)
-
-
-def _mlp():
-    return torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.Tanh(), torch.nn.Linear(5, 2))
-
-
-def weighted_mean_loss(model, batch):
-    x, y = batch
-    return (model(x)[:, 0] * y).mean()
-
-
-def mse_loss(model, batch):
-    x, y = batch
-    return F.mse_loss(model(x), y)
-
-
-def ce_loss(model, batch):
-    x, y = batch
-    return F.cross_entropy(model(x), y)
-
-
-LOSSES = {"weighted_mean": weighted_mean_loss, "mse": mse_loss, "ce": ce_loss}
-LOSS_CODE = {  # LOSSES as the learner's code (keep the two in step)
-    "weighted_mean": "lambda model, batch: (model(batch[0])[:, 0] * batch[1]).mean()",
-    "mse": "lambda model, batch: torch.nn.functional.mse_loss(model(batch[0]), batch[1])",
-    "ce": "lambda model, batch: torch.nn.functional.cross_entropy(model(batch[0]), batch[1])",
-}
-LOSS_TEXT = {"weighted_mean": "loss mean(y * model(x))", "mse": "MSE loss (mean)", "ce": "cross-entropy loss (mean), 2 classes"}
-
-
-def build(spec, device):
-    """The spec's model (on device, its dtype), its micro-batches [(x, y), ...] and its loss_fn.
-    Random numbers come from private generators on the CPU: the same on every device and thread."""
-    dtype = getattr(torch, spec.get("dtype", "float64"))
-    if spec["model"] == "linear":
-        weight = torch.tensor(spec["weight"], dtype=dtype)
-        model = torch.nn.Linear(weight.shape[1], weight.shape[0], bias=False).to(dtype)
-        with torch.no_grad():
-            model.weight.copy_(weight)
-    else:
-        model = (MlpWithUnusedHead() if spec["model"] == "mlp_unused" else _mlp()).to(dtype)
-        generator = torch.Generator().manual_seed(spec["seed"])
-        with torch.no_grad():
-            for p in model.parameters():
-                p.copy_(torch.randn(p.shape, generator=generator, dtype=dtype) * 0.5)
-    model = model.to(device)
-    if "sizes" in spec:
-        sizes, n = spec["sizes"], sum(spec["sizes"])
-        generator = torch.Generator().manual_seed(spec["seed"] + 1)
-        X = torch.randn(n, 3, generator=generator, dtype=dtype)
-        Y = torch.randn(n, 2, generator=generator, dtype=dtype) if spec["loss"] == "mse" else torch.randint(0, 2, (n,), generator=generator)
-        micro_batches = list(zip(torch.split(X.to(device), sizes), torch.split(Y.to(device), sizes)))
-    else:
-        micro_batches = [(torch.tensor(x, dtype=dtype).to(device), torch.tensor(y, dtype=dtype).to(device)) for x, y in spec["batches"]]
-    if spec.get("stale"):
-        for p in model.parameters():
-            p.grad = torch.full_like(p, STALE)
-    return model, micro_batches, LOSSES[spec["loss"]]
-
-
-def _sizes(spec):
-    return spec["sizes"] if "sizes" in spec else [len(x) for x, _ in spec["batches"]]
-
-
-def _cpu(t):
-    return None if t is None else t.detach().cpu().clone()
-
-
-# ---------------------------------------------------------------------------------------------
-# The failing input as code (run where the learner's names, `import torch` are in scope)
-# ---------------------------------------------------------------------------------------------
 RECORDER_CODE = [
     "class RecordingSGD(torch.optim.SGD):  # records the gradients optimizer.step() sees",
     "    def __init__(self, params, lr):",
@@ -151,6 +39,12 @@ UNUSED_HEAD_CODE = [
     "    def forward(self, x):",
     "        return self.body(x)",
 ]
+LOSS_CODE = {
+    "weighted_mean": "lambda model, batch: (model(batch[0])[:, 0] * batch[1]).mean()",
+    "mse": "lambda model, batch: torch.nn.functional.mse_loss(model(batch[0]), batch[1])",
+    "ce": "lambda model, batch: torch.nn.functional.cross_entropy(model(batch[0]), batch[1])",
+}
+LOSS_TEXT = {"weighted_mean": "loss mean(y * model(x))", "mse": "MSE loss (mean)", "ce": "cross-entropy loss (mean), 2 classes"}
 SHOW = {
     "seen": "optimizer.seen  # the gradients at each optimizer.step() call, in model.parameters() order",
     "steps": "len(optimizer.seen)  # how many times optimizer.step() ran",
@@ -160,7 +54,11 @@ SHOW = {
 }
 
 
-def scenario_code(spec, device, show="seen"):
+# ---------------------------------------------------------------------------------------------
+# A case as code: the model (random numbers from private generators on the CPU, the same on every
+# device and thread), its micro-batches, the loss and the optimizer
+# ---------------------------------------------------------------------------------------------
+def build_code(spec, device):
     dtype = spec.get("dtype", "float64")
     cast = ".double()" if dtype == "float64" else ""
     lines = list(RECORDER_CODE)
@@ -192,76 +90,92 @@ def scenario_code(spec, device, show="seen"):
         lines += [f'model = model.to("{device}")', f'micro_batches = [(x.to("{device}"), y.to("{device}")) for x, y in micro_batches]']
     if spec.get("stale"):
         lines += ["for p in model.parameters():", f"    p.grad = torch.full_like(p, {STALE!r})  # stale gradients from earlier work"]
-    lines.append(f"optimizer = RecordingSGD(model.parameters(), lr={LR!r})")
+    return "\n".join(lines + [f"optimizer = RecordingSGD(model.parameters(), lr={LR!r})"])
+
+
+def case_code(spec, device, show="seen"):
     clip = "" if spec.get("max_grad_norm") is None else f", max_grad_norm={spec['max_grad_norm']!r}"
-    lines += [f"accumulate_step(model, loss_fn, micro_batches, optimizer{clip})", SHOW[show]]
-    return Call.code("\n".join(lines))
+    return Call.code(f"{build_code(spec, device)}\naccumulate_step(model, loss_fn, micro_batches, optimizer{clip})\n{SHOW[show]}")
 
 
-# ---------------------------------------------------------------------------------------------
-# Scenarios (run in the sandbox on the learner's module, here on the reference)
-# ---------------------------------------------------------------------------------------------
-@scenario(repro=lambda interface, spec, device: scenario_code(spec, device))
+def _sizes(spec):
+    return spec["sizes"] if "sizes" in spec else [len(x) for x, _ in spec["batches"]]
+
+
+def _cpu(t):
+    return None if t is None else t.detach().cpu().clone()
+
+
+@scenario(repro=lambda interface, spec, device: case_code(spec, device))
 def accumulation_run(module, spec, device):
-    """Scenario: build the spec's model and micro-batches, one accumulate_step with a RecordingSGD;
-    what the optimizer saw at each step(), and p.grad, the parameters and the inputs afterwards."""
-    model, micro_batches, loss_fn = build(spec, device)
-    optimizer = RecordingSGD(model.parameters(), lr=LR)
-    originals = [(x.clone(), y.clone()) for x, y in micro_batches]
-    given = list(micro_batches)
+    """Scenario: the case's code, one accumulate_step; what the optimizer saw at each step(), and p.grad, the
+    parameters and the inputs afterwards."""
+    case = run_code(build_code(spec, device), module)
+    model, micro_batches, optimizer = case["model"], case["micro_batches"], case["optimizer"]
+    given, changed = list(micro_batches), _changes(micro_batches)
     kwargs = {} if spec.get("max_grad_norm") is None else {"max_grad_norm": spec["max_grad_norm"]}
-    module.accumulate_step(model, loss_fn, given, optimizer, **kwargs)
-    changed = [] if len(given) == len(originals) else [f"the list now holds {len(given)} micro-batches instead of {len(originals)}"]
-    for i, ((x, y), (x0, y0), (x1, y1)) in enumerate(zip(micro_batches, originals, given)):
-        if x1 is not x or y1 is not y:
-            changed.append(f"micro_batches[{i}] was replaced")
-        if not torch.equal(x, x0) or not torch.equal(y, y0):
-            changed.append(f"the values of micro_batches[{i}] changed")
-    return {"names": [name for name, _ in model.named_parameters()],
-            "seen": [[_cpu(g) for g in step] for step in optimizer.seen],
-            "grads_after": [_cpu(p.grad) for p in model.parameters()],
-            "params_after": [_cpu(p) for p in model.parameters()],
-            "inputs_changed": changed}
+    module.accumulate_step(model, case["loss_fn"], given, optimizer, **kwargs)
+    return {"names": [name for name, _ in model.named_parameters()], "seen": [[_cpu(g) for g in step] for step in optimizer.seen],
+            "grads_after": [_cpu(p.grad) for p in model.parameters()], "params_after": [_cpu(p) for p in model.parameters()],
+            "inputs_changed": changed(given)}
 
 
-@scenario(repro=lambda interface, device: Call.code("\n".join([
-    *RECORDER_CODE, "model = torch.nn.Linear(2, 1, bias=False).double()" + ("" if device == "cpu" else f'.to("{device}")'),
-    f"optimizer = RecordingSGD(model.parameters(), lr={LR!r})",
-    f"accumulate_step(model, {LOSS_CODE['weighted_mean']}, [], optimizer)  # expected: ValueError"])))
+def _changes(micro_batches):
+    """Sandbox side: a function saying how the list handed to accumulate_step (a copy of `micro_batches`) and its tensors changed."""
+    originals = [(x.clone(), y.clone()) for x, y in micro_batches]
+
+    def changed(given):
+        found = [] if len(given) == len(originals) else [f"the list now holds {len(given)} micro-batches instead of {len(originals)}"]
+        for i, ((x, y), (x0, y0), (x1, y1)) in enumerate(zip(micro_batches, originals, given)):
+            if x1 is not x or y1 is not y:
+                found.append(f"micro_batches[{i}] was replaced")
+            if not torch.equal(x, x0) or not torch.equal(y, y0):
+                found.append(f"the values of micro_batches[{i}] changed")
+        return found
+    return changed
+
+
+@scenario(repro=lambda interface, spec, device: case_code(spec, device, "inputs"))
+def changed_inputs(module, spec, device):
+    """Scenario: the case's accumulate_step, whatever it returns or raises; how its micro_batches changed."""
+    case = run_code(build_code(spec, device), module)
+    given, changed = list(case["micro_batches"]), _changes(case["micro_batches"])
+    kwargs = {} if spec.get("max_grad_norm") is None else {"max_grad_norm": spec["max_grad_norm"]}
+    outcome(lambda: module.accumulate_step(case["model"], case["loss_fn"], given, case["optimizer"], **kwargs))
+    return changed(given)
+
+
+def empty_code(device):
+    to = "" if device == "cpu" else f'.to("{device}")'
+    return "\n".join([*RECORDER_CODE, f"model = torch.nn.Linear(2, 1, bias=False).double(){to}", f"optimizer = RecordingSGD(model.parameters(), lr={LR!r})"])
+
+
+@scenario(repro=lambda interface, device: Call.code(f"{empty_code(device)}\naccumulate_step(model, {LOSS_CODE['weighted_mean']}, [], optimizer)"
+                                                    "  # expected: ValueError"))
 def empty_run(module, device):
     """Scenario: accumulate_step with an empty list of micro-batches; what it raised and how many steps it took."""
-    model = torch.nn.Linear(2, 1, bias=False).double().to(device)
-    optimizer = RecordingSGD(model.parameters(), lr=LR)
-    try:
-        module.accumulate_step(model, weighted_mean_loss, [], optimizer)
-    except ValueError:
-        return {"raised": "ValueError", "steps": len(optimizer.seen)}
-    except Exception as exc:  # noqa: BLE001 - reported to the learner as the wrong exception
-        return {"raised": type(exc).__name__, "message": str(exc)[:200], "steps": len(optimizer.seen)}
-    return {"raised": None, "steps": len(optimizer.seen)}
+    case = run_code(empty_code(device), module)
+    record = outcome(lambda: module.accumulate_step(case["model"], eval(LOSS_CODE["weighted_mean"]), [], case["optimizer"]))
+    return {**record, "steps": len(case["optimizer"].seen)}
 
 
 # ---------------------------------------------------------------------------------------------
 # Expected values (here, float64 on the CPU) and the known mistakes, from each micro-batch's gradient
 # ---------------------------------------------------------------------------------------------
 def build_float64(spec):
-    """The spec's model and micro-batches on the CPU, built in the spec's dtype (so the numbers are
-    the learner's), then widened to float64; no stale gradients."""
-    model, micro_batches, loss_fn = build({**spec, "stale": False}, "cpu")
-    micro_batches = [tuple(t.double() if t.is_floating_point() else t for t in batch) for batch in micro_batches]
-    return model.double(), micro_batches, loss_fn
+    """The case's model and micro-batches on the CPU, built in the spec's dtype (so the numbers are the learner's),
+    then widened to float64; no stale gradients."""
+    case = run_code(build_code({**spec, "stale": False}, "cpu"))
+    micro_batches = [tuple(t.double() if t.is_floating_point() else t for t in batch) for batch in case["micro_batches"]]
+    return case["model"].double(), micro_batches, case["loss_fn"]
 
 
 def micro_gradients(spec):
-    """Each micro-batch's gradient of its own mean loss (None where a parameter gets none), in
-    float64, and the sizes."""
+    """Each micro-batch's gradient of its own mean loss (None where a parameter gets none), in float64."""
     model, micro_batches, loss_fn = build_float64(spec)
     params = list(model.parameters())
-    grads = []
-    for batch in micro_batches:
-        found = torch.autograd.grad(loss_fn(model, batch), params, allow_unused=True)
-        grads.append([None if g is None else g.detach() for g in found])
-    return grads, _sizes(spec)
+    return [[None if g is None else g.detach() for g in torch.autograd.grad(loss_fn(model, batch), params, allow_unused=True)]
+            for batch in micro_batches]
 
 
 def combine(grads, weights):
@@ -274,8 +188,8 @@ def combine(grads, weights):
 
 
 def clip(grads, max_norm):
-    """What torch.nn.utils.clip_grad_norm_ does: the total 2-norm over the parameters that have a
-    gradient, scaled by min(1, max_norm / (norm + 1e-6))."""
+    """What torch.nn.utils.clip_grad_norm_ does: the total 2-norm over the parameters that have a gradient,
+    scaled by min(1, max_norm / (norm + 1e-6))."""
     present = [g for g in grads if g is not None]
     if not present:
         return list(grads)
@@ -289,9 +203,8 @@ def scale(grads, factor):
 
 
 def expected_step_grads(spec):
-    grads, sizes = micro_gradients(spec)
-    total = sum(sizes)
-    accumulated = combine(grads, [n / total for n in sizes])
+    sizes = _sizes(spec)
+    accumulated = combine(micro_gradients(spec), [n / sum(sizes) for n in sizes])
     return accumulated if spec.get("max_grad_norm") is None else clip(accumulated, spec["max_grad_norm"])
 
 
@@ -306,7 +219,7 @@ def big_batch_step_grads(spec):
 
 def mistaken_step_grads(spec):
     """{what went wrong: the gradients step() would see} for the known mistakes of this spec."""
-    grads, sizes = micro_gradients(spec)
+    grads, sizes = micro_gradients(spec), _sizes(spec)
     total, k = sum(sizes), len(sizes)
     weights = [n / total for n in sizes]
     max_norm = spec.get("max_grad_norm")
@@ -353,6 +266,7 @@ def mistaken_step_grads(spec):
 
 
 def _same_grads(a, b):
+    """The same gradients, a parameter without one (None) counting as zeros."""
     def zero(g):
         return g is None or not bool(torch.as_tensor(g).any())
 
@@ -368,10 +282,9 @@ def _same_grads(a, b):
     return True
 
 
-def mistake_hint(got, want, spec):
+def grads_hint(got, want, spec, say="Your gradients at optimizer.step() are exactly those where {}."):
     """The known mistake whose gradients the learner's equal (and the right answer does not), or ""."""
-    hits = [text for text, grads in mistaken_step_grads(spec).items() if _same_grads(got, grads) and not _same_grads(want, grads)]
-    return f"Your gradients at optimizer.step() are exactly those where {hits[0]}." if hits else ""
+    return mistake_hint(got, mistaken_step_grads(spec), say=say, first=True, same=_same_grads, is_right=lambda grads: _same_grads(want, grads))
 
 
 _expected_cache = {}
@@ -379,8 +292,8 @@ _expected_lock = threading.Lock()
 
 
 def expected(ctx, spec):
-    """(step grads, parameters after) for a spec: the arithmetic above, checked against the
-    reference's run and the big-batch run. Cached: every graded file asks for the same specs."""
+    """(step grads, parameters after) for a spec: the arithmetic above, checked against the reference's run and the
+    big-batch run. Cached: every graded file asks for the same specs."""
     key = repr(sorted(spec.items()))
     with _expected_lock:
         if key not in _expected_cache:
@@ -400,12 +313,11 @@ def expected(ctx, spec):
 # Judging one run
 # ---------------------------------------------------------------------------------------------
 def describe(spec, device):
-    dtype = spec.get("dtype", "float64")
     if spec["model"] == "linear":
         model = f"Linear({len(spec['weight'][0])}, 1) without bias, weight {spec['weight'][0]}"
     else:
         model = "MLP 3-5-2" + (" plus a head that forward never uses" if spec["model"] == "mlp_unused" else "")
-    parts = [f"{model}, {dtype} on {device}", LOSS_TEXT[spec["loss"]], f"micro-batch sizes {_sizes(spec)}"]
+    parts = [f"{model}, {spec.get('dtype', 'float64')} on {device}", LOSS_TEXT[spec["loss"]], f"micro-batch sizes {_sizes(spec)}"]
     if spec.get("stale"):
         parts.append(f"p.grad = {STALE:g} on entry")
     parts.append("no max_grad_norm" if spec.get("max_grad_norm") is None else f"max_grad_norm={spec['max_grad_norm']:g}")
@@ -427,10 +339,9 @@ def _max_abs(g):
 
 
 def judge_steps(got, spec, device, scenario):
-    if not isinstance(got, dict) or not isinstance(got.get("seen"), list):
-        fail(f"accumulate_step ({scenario}): the scenario's record came back malformed: {type(got).__name__}")
+    expect_record(got, ["seen"], what="accumulate_step", scenario=scenario)
     k, steps = len(_sizes(spec)), len(got["seen"])
-    with on_input(scenario_code(spec, device, "steps")):
+    with on_input(case_code(spec, device, "steps")):
         if steps == 0:
             fail(f"accumulate_step ({scenario}): optimizer.step() was never called; take exactly one optimizer step, after the last"
                  " micro-batch's backward", steps=0)
@@ -442,55 +353,38 @@ def judge_steps(got, spec, device, scenario):
 
 def judge_step_grads(got, spec, device, scenario, want):
     seen = got["seen"][0]
-    names = got["names"]
-    with on_input(scenario_code(spec, device, "seen")):
+    with on_input(case_code(spec, device, "seen")), explained(lambda: grads_hint(seen, want, spec)):
         if len(seen) != len(want):
             fail(f"accumulate_step ({scenario}): the optimizer holds {len(want)} parameters, the record {len(seen)}")
-        try:
-            for name, g, w in zip(names, seen, want):
-                what = f"{name}.grad at optimizer.step()"
-                if w is None:
-                    if _nonzero(g):
-                        stale = (f" It holds the {STALE:g} it had on entry: discard the gradients present on entry (optimizer.zero_grad()"
-                                 " before the first backward)." if spec.get("stale") and torch.all(g == STALE) else "")
-                        fail(f"{what} ({scenario}): this parameter takes no part in loss_fn, so its gradient must be None (or zeros),"
-                             f" got values up to {_max_abs(g):.6g}.{stale}")
-                    continue
-                if g is None:
-                    fail(f"{what} ({scenario}): expected the accumulated gradient, got None")
-                assert_close(g, w, what=what, scenario=scenario, **_tolerance(spec))
-        except CheckFailed as failure:
-            failure.explain = lambda: mistake_hint(seen, want, spec)
-            raise
+        for name, g, w in zip(got["names"], seen, want):
+            what = f"{name}.grad at optimizer.step()"
+            if w is None:
+                if _nonzero(g):
+                    stale = (f" It holds the {STALE:g} it had on entry: discard the gradients present on entry (optimizer.zero_grad()"
+                             " before the first backward)." if spec.get("stale") and torch.all(g == STALE) else "")
+                    fail(f"{what} ({scenario}): this parameter takes no part in loss_fn, so its gradient must be None (or zeros),"
+                         f" got values up to {_max_abs(g):.6g}.{stale}")
+                continue
+            if g is None:
+                fail(f"{what} ({scenario}): expected the accumulated gradient, got None")
+            assert_close(g, w, what=what, scenario=scenario, **_tolerance(spec))
 
 
 def judge_params(got, spec, device, scenario, want, want_grads):
-    with on_input(scenario_code(spec, device, "params")):
-        try:
-            for name, p, w in zip(got["names"], got["params_after"], want):
-                assert_close(p, w, what=f"{name} after accumulate_step (one SGD step, lr {LR:g}, from the accumulated gradient)",
-                             scenario=scenario, **_tolerance(spec))
-        except CheckFailed as failure:
-            failure.explain = lambda: _params_hint(got["params_after"], want, want_grads, spec)
-            raise
+    with on_input(case_code(spec, device, "params")), explained(lambda: _params_hint(got["params_after"], want_grads, spec)):
+        for name, p, w in zip(got["names"], got["params_after"], want):
+            assert_close(p, w, what=f"{name} after accumulate_step (one SGD step, lr {LR:g}, from the accumulated gradient)",
+                         scenario=scenario, **_tolerance(spec))
 
 
-def _params_hint(got_params, want_params, want_grads, spec):
+def _params_hint(got_params, want_grads, spec):
     """One SGD step was taken: the gradient it used is (params before - params after) / lr."""
     before = [p.detach() for p in build_float64(spec)[0].parameters()]
     try:
         used = [(b - torch.as_tensor(a).double()) / LR for b, a in zip(before, got_params)]
     except (TypeError, RuntimeError):
         return ""
-    return mistake_hint(used, want_grads, spec).replace("Your gradients at optimizer.step() are", "The step you took used the gradients")
-
-
-def judge_cleared(got, spec, device, scenario):
-    with on_input(scenario_code(spec, device, "after")):
-        for name, g in zip(got["names"], got["grads_after"]):
-            if _nonzero(g):
-                fail(f"{name}.grad after accumulate_step returned ({scenario}): expected None or zeros, got values up to {_max_abs(g):.6g};"
-                     " clear the gradients after the step (optimizer.zero_grad()), so the next step does not add to them")
+    return grads_hint(used, want_grads, spec, say="The step you took used the gradients where {}.")
 
 
 def run_and_judge(sub, ctx, spec, parts=("steps", "grads", "params")):
@@ -503,8 +397,11 @@ def run_and_judge(sub, ctx, spec, parts=("steps", "grads", "params")):
     if "params" in parts:
         judge_params(got, spec, ctx.device, scenario, want_params, want_grads)
     if "after" in parts:
-        judge_cleared(got, spec, ctx.device, scenario)
-    return got
+        with on_input(case_code(spec, ctx.device, "after")):
+            for name, g in zip(got["names"], got["grads_after"]):
+                if _nonzero(g):
+                    fail(f"{name}.grad after accumulate_step returned ({scenario}): expected None or zeros, got values up to {_max_abs(g):.6g};"
+                         " clear the gradients after the step (optimizer.zero_grad()), so the next step does not add to them")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -525,83 +422,90 @@ NO_CLIP = linear([([[4.0, 0.0]], [1.0]), ([[0.0, 3.0]], [1.0])])  # norm 2.5 and
 # ---------------------------------------------------------------------------------------------
 # Checks
 # ---------------------------------------------------------------------------------------------
+EQUAL_SPECS = (EQUAL, SINGLE, {"model": "mlp", "seed": 0, "loss": "ce", "sizes": [4, 4, 4]}, {"model": "mlp", "seed": 1, "loss": "mse", "sizes": [2, 2, 2, 2]})
+UNEVEN_SPECS = (UNEVEN, {"model": "mlp", "seed": 2, "loss": "ce", "sizes": [4, 4, 2]}, {"model": "mlp", "seed": 3, "loss": "mse", "sizes": [5, 3, 1]})
+ONE_STEP_SPECS = (linear(EQUAL["batches"] + UNEVEN["batches"]), {"model": "mlp", "seed": 4, "loss": "ce", "sizes": [3, 3, 3]})
+STALE_SPECS = ({**EQUAL, "stale": True}, {"model": "mlp_unused", "seed": 5, "loss": "ce", "sizes": [4, 2], "stale": True})
+CLIP_SPECS = (CLIP_BINDS, CLIP_IDLE, NO_CLIP, {"model": "mlp", "seed": 6, "loss": "ce", "sizes": [4, 4, 2], "max_grad_norm": 0.1},
+              {"model": "mlp", "seed": 7, "loss": "mse", "sizes": [3, 3], "max_grad_norm": 0.5})
+UNUSED_SPECS = ({"model": "mlp_unused", "seed": 8, "loss": "mse", "sizes": [3, 3]},
+                {"model": "mlp_unused", "seed": 9, "loss": "ce", "sizes": [4, 4, 1], "max_grad_norm": 0.1})
+CLEARED_SPECS = (EQUAL, {"model": "mlp_unused", "seed": 10, "loss": "ce", "sizes": [4, 4], "max_grad_norm": 1.0})
+FLOAT32_SPECS = ({"model": "mlp", "seed": 11, "loss": "ce", "sizes": [4, 4, 2], "dtype": "float32"},
+                 {"model": "mlp_unused", "seed": 12, "loss": "mse", "sizes": [6, 6, 3], "dtype": "float32", "max_grad_norm": 0.2})
+
+
 @check("equal micro-batches: the step sees one big batch's mean gradient", devices=DEVICES)
 def equal_micro_batches(sub, ctx):
-    for spec in (EQUAL, SINGLE,
-                 {"model": "mlp", "seed": 0, "loss": "ce", "sizes": [4, 4, 4]},
-                 {"model": "mlp", "seed": 1, "loss": "mse", "sizes": [2, 2, 2, 2]}):
+    for spec in EQUAL_SPECS:
         run_and_judge(sub, ctx, spec)
 
 
 @check("an uneven last micro-batch is weighted by its size", devices=DEVICES)
 def uneven_micro_batches(sub, ctx):
-    for spec in (UNEVEN,
-                 {"model": "mlp", "seed": 2, "loss": "ce", "sizes": [4, 4, 2]},
-                 {"model": "mlp", "seed": 3, "loss": "mse", "sizes": [5, 3, 1]}):
+    for spec in UNEVEN_SPECS:
         run_and_judge(sub, ctx, spec)
 
 
 @check("exactly one optimizer.step, after the last micro-batch", devices=DEVICES)
 def one_step(sub, ctx):
-    for spec in (linear(EQUAL["batches"] + UNEVEN["batches"]), {"model": "mlp", "seed": 4, "loss": "ce", "sizes": [3, 3, 3]}):
+    for spec in ONE_STEP_SPECS:
         run_and_judge(sub, ctx, spec, parts=("steps", "params"))
 
 
 @check("gradients present on entry are discarded", devices=DEVICES)
 def stale_gradients(sub, ctx):
-    for spec in ({**EQUAL, "stale": True}, {"model": "mlp_unused", "seed": 5, "loss": "ce", "sizes": [4, 2], "stale": True}):
+    for spec in STALE_SPECS:
         run_and_judge(sub, ctx, spec)
 
 
 @check("max_grad_norm clips the accumulated gradient once (total norm, as clip_grad_norm_)", devices=DEVICES)
 def clipping(sub, ctx):
-    for spec in (CLIP_BINDS, CLIP_IDLE, NO_CLIP,
-                 {"model": "mlp", "seed": 6, "loss": "ce", "sizes": [4, 4, 2], "max_grad_norm": 0.1},
-                 {"model": "mlp", "seed": 7, "loss": "mse", "sizes": [3, 3], "max_grad_norm": 0.5}):
+    for spec in CLIP_SPECS:
         run_and_judge(sub, ctx, spec)
 
 
 @check("parameters that never get a gradient (with and without clipping)", devices=DEVICES)
 def unused_parameters(sub, ctx):
-    for spec in ({"model": "mlp_unused", "seed": 8, "loss": "mse", "sizes": [3, 3]},
-                 {"model": "mlp_unused", "seed": 9, "loss": "ce", "sizes": [4, 4, 1], "max_grad_norm": 0.1}):
+    for spec in UNUSED_SPECS:
         run_and_judge(sub, ctx, spec)
 
 
 @check("every p.grad is None or zero on return", devices=DEVICES)
 def cleared_after(sub, ctx):
-    for spec in (EQUAL, {"model": "mlp_unused", "seed": 10, "loss": "ce", "sizes": [4, 4], "max_grad_norm": 1.0}):
+    for spec in CLEARED_SPECS:
         run_and_judge(sub, ctx, spec, parts=("steps", "after"))
 
 
 @check("a float32 model (rtol 1e-5)", devices=DEVICES)
 def float32_model(sub, ctx):
-    for spec in ({"model": "mlp", "seed": 11, "loss": "ce", "sizes": [4, 4, 2], "dtype": "float32"},
-                 {"model": "mlp_unused", "seed": 12, "loss": "mse", "sizes": [6, 6, 3], "dtype": "float32", "max_grad_norm": 0.2}):
+    for spec in FLOAT32_SPECS:
         run_and_judge(sub, ctx, spec)
+
+
+def fail_if_modified(changed, spec, device):
+    if changed:
+        fail(f"accumulate_step ({describe(spec, device)}) modified its input micro_batches: {'; '.join(changed)}."
+             " The caller's micro-batches must be left as they were: read them, do not write into them or the list",
+             failing_input=case_code(spec, device, "inputs"))
 
 
 @check("micro_batches are left unchanged", devices=DEVICES)
 def inputs_unchanged(sub, ctx):
     spec = {"model": "mlp", "seed": 13, "loss": "ce", "sizes": [3, 3, 2]}
-    got = sub.run(accumulation_run, spec, ctx.device)
-    if not isinstance(got, dict):
-        fail(f"accumulate_step ({describe(spec, ctx.device)}): the scenario's record came back malformed: {type(got).__name__}")
-    if got["inputs_changed"]:
-        fail(f"accumulate_step ({describe(spec, ctx.device)}) modified its input micro_batches: {'; '.join(got['inputs_changed'])}."
-             " The caller's micro-batches must be left as they were: read them, do not write into them or the list",
-             failing_input=scenario_code(spec, ctx.device, "inputs"))
+    got = expect_record(sub.run(accumulation_run, spec, ctx.device), ["inputs_changed"], what="accumulate_step", scenario=describe(spec, ctx.device))
+    fail_if_modified(got["inputs_changed"], spec, ctx.device)
+    every = EQUAL_SPECS + UNEVEN_SPECS + ONE_STEP_SPECS + STALE_SPECS + CLIP_SPECS + UNUSED_SPECS + CLEARED_SPECS + FLOAT32_SPECS
+    for spec in {repr(spec): spec for spec in every}.values():  # every other check's cases, whatever accumulate_step does on them
+        fail_if_modified(sub.run(changed_inputs, spec, ctx.device), spec, ctx.device)
 
 
-@check("an empty micro_batches list raises ValueError", devices=DEVICES)
+@check("an empty micro_batches list raises ValueError", devices=DEVICES,
+       edge="An empty list raises `ValueError` before anything is stepped (settled here: there is no batch to take a step from).")
 def empty_list(sub, ctx):
-    got = sub.run(empty_run, ctx.device)
-    if not isinstance(got, dict):
-        fail(f"accumulate_step with micro_batches = []: the scenario's record came back malformed: {type(got).__name__}")
-    if got["raised"] != "ValueError":
-        what = "returned without raising" if got["raised"] is None else f"raised {got['raised']} ({got.get('message', '')})"
-        fail(f"accumulate_step(model, loss_fn, [], optimizer) on {ctx.device}: expected ValueError (there is no batch to take a step"
-             f" from), but it {what}; check for an empty list first and raise ValueError", steps=got["steps"])
+    what = f"accumulate_step(model, loss_fn, [], optimizer) on {ctx.device}"
+    got = expect_raises(sub.run(empty_run, ctx.device), what=what, returned_hint="there is no batch to take a step from: check for an empty"
+                        " list first and raise ValueError", raised_hint="raise ValueError for an empty list (there is no batch to take a step from)")
     if got["steps"]:
-        fail(f"accumulate_step(model, loss_fn, [], optimizer) on {ctx.device} raised ValueError, but only after calling optimizer.step()"
-             f" {got['steps']} time(s); check for an empty list before anything else", steps=got["steps"])
+        fail(f"{what} raised ValueError, but only after calling optimizer.step() {got['steps']} time(s); check for an empty list before"
+             " anything else", steps=got["steps"])

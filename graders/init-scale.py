@@ -1,29 +1,11 @@
-"""Checks for `init-scale`: init_weights ("he", "xavier", "zero") and forward_stats.
-
-init_weights may draw from any zero-mean distribution, so its values are graded by their statistics, never
-one by one: a scenario (`draws`) calls it repeatedly with one generator and returns every value, and the judge
-computes the sample mean and variance. Each config holds at least 2**18 values, so for a normal distribution
-the sample variance is within 0.28% (1 sd) of the true one: the contract's 5% is 18 sd away (9 sd for tails as
-heavy as a Student t with 5 degrees of freedom), and the mean is held to 6 sd of its sampling spread.
-
-Depth: 8 bias-free ReLU nets of 20 layers of width 512, built in the sandbox from the learner's init_weights with
-the grader's seeds on one fixed standard-normal batch of 256 rows (`deep_nets`); the judge takes, per layer,
-the geometric mean over the nets of the post-ReLU variance. Measured over 750 simulated He nets (normal,
-uniform and Laplace weights) a single net's variance wanders from its first layer's by a factor of 1.56 on
-average at its worst layer (sd of log 0.19, worst seen 3.2x), the geometric mean of 8 by 1.17 (worst seen 1.43x):
-the 2x bound on the geometric mean is 7 sd away. For forward_stats' single net, 3,000 more simulated nets: 0.23% went
-past 3x and none past 4x; the last layer's log-ratio has sd 0.36, so past 5x is a 4.5 sd event (about 1 correct
-implementation in 50,000 has a seed that fails it). Xavier's geometric mean falls by about 2**-19 over
-the 20 layers; "collapses" is held to below 1/100.
-
-forward_stats' first layer is graded against theory: with a standard-normal input, Var(z) = fan_in * Var(w) and
-the post-ReLU variance is Var(z) * (1/2 - 1/(2 pi)) (0.682 for He). Over 2000 simulated nets of the graded sizes
-the first layer's value stayed within 5% of it (sd 1.1-1.4%); the bound is 10%. Deeper layers wander (sd 5-15%
-at layer 2 of small nets) and are graded only through the depth checks.
-
-Hints follow the evidence: a wrong variance is compared with what each known mistake gives for that config; a
-wrong depth trend is turned into the per-layer factor it implies.
-"""
+"""Checks for `init-scale`. init_weights is graded by the statistics of its values, never one by one: each config
+draws at least 2**18 values, so a normal distribution's sample variance is within 0.28% (1 sd) of the true one, and
+the contract's 5% is 18 sd away (9 sd for tails as heavy as a Student t with 5 degrees of freedom); the mean is held
+to 6 sd. Depth: over 750 simulated He nets (normal, uniform and Laplace weights) one net's variance wanders from its
+first layer's by 1.56x on average at its worst layer (worst seen 3.2x), the geometric mean of 8 by 1.17x (worst seen
+1.43x): the 2x bound is 7 sd away. forward_stats' single net: over 3,000 more, 0.23% went past 3x and none past 4x
+(past 5x is a 4.5 sd event); its first layer stayed within 5% of theory over 2000 simulated nets (the bound is 10%).
+Xavier's geometric mean falls by about 2**-19 over 20 layers; "collapses" is held to below 1/100."""
 
 import math
 import random
@@ -31,7 +13,8 @@ import sys
 
 import numpy as np
 
-from mlprep.grading import Call, GraderDefect, assert_equal, check, fail, inputs_unchanged, on_input, scenario
+from mlprep.grading import (Call, GraderDefect, assert_equal, check, describe_value, expect_raises, fail, inputs_unchanged, matching_mistakes, mistake_hint,
+                            on_input, outcome, same_values, scenario)
 
 SAMPLES = 2**18
 VAR_RTOL = 0.05  # the contract's "within 5%"
@@ -58,6 +41,21 @@ def _as_array(w):
         return None
 
 
+def _floats(value, what):
+    """A result as a float64 array, or a clean fail where it holds something other than numbers."""
+    arr = _as_array(value)
+    if arr is None or arr.dtype.kind not in "fiub":
+        fail(f"{what}: expected numbers, got {describe_value(value)}")
+    return arr.astype(np.float64)
+
+
+def _bad(w, fan_in, fan_out):
+    """{"bad": what init_weights returned instead of a (fan_in, fan_out) float array}, or None where w is one."""
+    if w is None or w.shape != (fan_in, fan_out) or w.dtype.kind != "f":
+        return {"bad": None if w is None else {"shape": list(w.shape), "dtype": w.dtype.name}}
+    return None
+
+
 def _draws_code(interface, fan_in, fan_out, scheme, seed, calls):
     return Call.code(f"rng = np.random.default_rng({seed})\n"
                      f"w = np.stack([init_weights({fan_in}, {fan_out}, {scheme!r}, rng) for _ in range({calls})])\n"
@@ -71,8 +69,8 @@ def draws(module, fan_in, fan_out, scheme, seed, calls):
     values = []
     for _ in range(calls):
         w = _as_array(module.init_weights(fan_in, fan_out, scheme, rng))
-        if w is None or w.shape != (fan_in, fan_out) or w.dtype.kind != "f":
-            return {"bad": None if w is None else {"shape": list(w.shape), "dtype": w.dtype.name}}
+        if bad := _bad(w, fan_in, fan_out):
+            return bad
         values.append(w.astype(np.float64).ravel())
     return {"values": np.concatenate(values)}
 
@@ -140,8 +138,8 @@ def deep_nets(module, scheme, seeds):
         rng, h, variances = np.random.default_rng(seed), X, []
         for _ in range(DEPTH):
             w = _as_array(module.init_weights(WIDTH, WIDTH, scheme, rng))
-            if w is None or w.shape != (WIDTH, WIDTH) or w.dtype.kind != "f":
-                return {"bad": None if w is None else {"shape": list(w.shape), "dtype": w.dtype.name}}
+            if bad := _bad(w, WIDTH, WIDTH):
+                return bad
             h = np.maximum(h @ w.astype(np.float64), 0.0)
             variances.append(float(h.var()))
         out.append(variances)
@@ -169,7 +167,7 @@ def stats_under_global_seeds(module, sizes, scheme, global_seeds):
 # Reading results
 # ---------------------------------------------------------------------------------------------
 def _check_bad(result, fan_in, fan_out, what):
-    if "bad" not in result:
+    if not result or "bad" not in result:
         return
     bad = result["bad"]
     if bad is None:
@@ -203,6 +201,12 @@ def variance_mistakes(fan_in, fan_out, scheme):
     return [(text, value) for text, value in mistakes if abs(value / v - 1) > 2 * VAR_RTOL]
 
 
+def mean_hint(values):
+    """For values whose mean is off 0: the remedy, and where every value is >= 0, the likely source of that."""
+    hint = "Draw from a distribution centred on 0: rng.standard_normal, or rng.uniform(-b, b)"
+    return hint + ("; none of your values is negative, as with rng.random() (uniform on [0, 1))." if values.min() >= 0 else ".")
+
+
 def check_distribution(sub, fan_in, fan_out, scheme, seed, calls):
     what = f'init_weights({fan_in}, {fan_out}, "{scheme}", rng), {calls} call{"s" if calls > 1 else ""} with one generator'
     result = sub.run(draws, fan_in, fan_out, scheme, seed, calls)
@@ -216,12 +220,11 @@ def check_distribution(sub, fan_in, fan_out, scheme, seed, calls):
     mean_bound = MEAN_SDS * math.sqrt(v / w.size)
     if abs(mean) > mean_bound:
         fail(f"{what}: the mean of the {w.size} values is {mean:.4g}; a zero-mean distribution with variance {v:.4g} gives a"
-             f" sample mean within {mean_bound:.2g} ({MEAN_SDS:g} standard errors). Draw from a distribution centred on 0:"
-             " rng.standard_normal, or rng.uniform(-b, b); rng.random() is uniform on [0, 1).", mean=mean, bound=mean_bound)
+             f" sample mean within {mean_bound:.2g} ({MEAN_SDS:g} standard errors). {mean_hint(w)}", mean=mean, bound=mean_bound)
     ratio = var / v
     if abs(ratio - 1) > VAR_RTOL:
-        matches = [text for text, value in variance_mistakes(fan_in, fan_out, scheme) if abs(var / value - 1) <= VAR_RTOL]
-        hint = (" Your variance is what this mistake gives: " + "; or ".join(matches) + ".") if matches else ""
+        hint = mistake_hint(var, variance_mistakes(fan_in, fan_out, scheme), rtol=VAR_RTOL, atol=0.0, join="; or ",
+                            say=" Your variance is what this mistake gives: {}.")
         fail(f"{what}: the variance of the {w.size} values is {var:.4g}, expected {formula} = {v:.4g} within 5% (yours is"
              f" {ratio:.3g} times that).{hint}", variance=var, expected=v, ratio=ratio)
 
@@ -232,8 +235,7 @@ def check_distribution(sub, fan_in, fan_out, scheme, seed, calls):
 def _shape_ok(w, fan_in, fan_out, what):
     """w as a float64 array of shape (fan_in, fan_out) with finite values, or a clean fail."""
     arr = _as_array(w)
-    _check_bad({"bad": None if arr is None else {"shape": list(arr.shape), "dtype": arr.dtype.name}}
-               if arr is None or arr.shape != (fan_in, fan_out) or arr.dtype.kind != "f" else {}, fan_in, fan_out, what)
+    _check_bad(_bad(arr, fan_in, fan_out), fan_in, fan_out, what)
     if not np.isfinite(arr).all():
         fail(f"{what}: the result holds inf or NaN")
     return arr.astype(np.float64)
@@ -297,24 +299,16 @@ def zero_symmetry(sub, ctx):
 
 @scenario(repro=lambda interface, scheme: Call.code(f"init_weights(3, 4, {scheme!r}, np.random.default_rng(0))  # must raise ValueError"))
 def init_outcome(module, scheme):
-    """What init_weights(3, 4, scheme, rng) does: ("raised", [exception class names, most derived first], message) or
-    ("returned", type name, None)."""
-    try:
-        got = module.init_weights(3, 4, scheme, np.random.default_rng(0))
-    except Exception as exc:  # noqa: BLE001 - any exception is an observation; the judge decides if it was right
-        return "raised", [cls.__name__ for cls in type(exc).__mro__], str(exc)[:200]
-    return "returned", type(got).__name__, None
+    """What init_weights(3, 4, scheme, rng) does (a Generator cannot cross to the sandbox: it is made there)."""
+    return outcome(lambda: module.init_weights(3, 4, scheme, np.random.default_rng(0)))
 
 
-@check("an unknown scheme raises ValueError", uses=INIT)
+@check("an unknown scheme raises ValueError", uses=INIT, edge='Any other scheme (`"kaiming_uniform"`, `"He"`) raises `ValueError`.')
 def unknown_scheme(sub, ctx):
+    schemes = 'the schemes are "he", "xavier" and "zero" (lower case): anything else must raise ValueError'
     for scheme in ("kaiming_uniform", "He"):
-        kind, names, message = sub.run(init_outcome, scheme)
-        if kind == "raised" and "ValueError" in names:
-            continue
-        got = f"it raised {names[0]}: {message}" if kind == "raised" else f"it returned a value (of type {names})"
-        fail(f'init_weights(3, 4, "{scheme}", rng): expected ValueError, but {got}. The schemes are "he", "xavier" and "zero"'
-             " (lower case): anything else must raise ValueError, not fall back to a default")
+        expect_raises(sub.run(init_outcome, scheme), what=f'init_weights(3, 4, "{scheme}", rng)', raised_hint=schemes,
+                      returned_hint=schemes + ", not fall back to a default")
 
 
 @check("he: zero mean, variance 2 / fan_in within 5%", uses=INIT)
@@ -335,7 +329,7 @@ def randomness_from_rng(sub, ctx):
         runs = {}
         for seed, global_seed in ((0, 1), (0, 2), (1, 1)):
             result = sub.run(two_calls, 3, 4, scheme, seed, global_seed)
-            runs[seed, global_seed] = [np.asarray(w, dtype=np.float64) for w in result]
+            runs[seed, global_seed] = [_floats(w, f'init_weights(3, 4, "{scheme}", rng)') for w in result]
             for w in runs[seed, global_seed]:
                 if w.shape != (3, 4):
                     fail(f'init_weights(3, 4, "{scheme}", rng): expected shape (3, 4), got {w.shape}')
@@ -425,8 +419,8 @@ def stats_values(sub, sizes, scheme):
     what = f'forward_stats({shown}, "{scheme}")'
     arr = _as_array(got)
     if arr is None or arr.dtype.kind not in "fiu" or arr.shape != (len(sizes) - 1,):
-        fail(f"{what}: expected {len(sizes) - 1} numbers (one variance per layer), got "
-             f"{type(got).__name__}" + ("" if arr is None else f" of shape {arr.shape}"))
+        fail(f"{what}: expected {len(sizes) - 1} numbers (one variance per layer), got {describe_value(got)}"
+             + ("" if arr is None or arr.dtype.kind in "fiu" else f", which holds values of dtype {arr.dtype} (not numbers)"))
     arr = arr.astype(np.float64)
     if not np.isfinite(arr).all():
         fail(f"{what}: some values are inf or NaN: {arr.tolist()}")
@@ -440,16 +434,22 @@ def first_layer_variance(sub, ctx):
         want = theory(sizes, scheme)[0]
         pre = want / RELU_VAR
         if abs(got[0] / want - 1) > LAYER1_RTOL:
-            known = {"the variance of the pre-activation z = h @ W (before the ReLU)": pre,
-                     "the mean of h**2 (the second moment), not the variance of h": pre / 2}
-            fan_in, fan_out = sizes[0], sizes[1]
-            known.update({f"the post-ReLU variance with weights of the wrong variance, {text}": fan_in * value * RELU_VAR
-                          for text, value in variance_mistakes(fan_in, fan_out, scheme)})
-            matches = [text for text, value in known.items() if abs(got[0] / value - 1) <= LAYER1_RTOL]
-            hint = (" Your value is " + "; or ".join(matches) + ".") if matches else ""
             fail(f"{what}: layer 1's value is {got[0]:.4g}; with a standard-normal batch, z = h @ W has variance fan_in * Var(w) ="
                  f" {pre:.4g}, and relu(z) has variance {pre:.4g} * (1/2 - 1/(2 pi)) = {want:.4g}, expected within"
-                 f" {LAYER1_RTOL:.0%}. Return np.var of each layer's whole post-ReLU output.{hint}", got=float(got[0]), expected=want)
+                 f" {LAYER1_RTOL:.0%}.{layer1_hint(got[0], sizes, scheme)}", got=float(got[0]), expected=want)
+
+
+def layer1_hint(got, sizes, scheme):
+    """What a known mistake gives for layer 1's value; "return np.var of the post-ReLU output" unless the values show
+    that the weights, not the statistic, are wrong."""
+    pre = sizes[0] * target_variance(sizes[0], sizes[1], scheme)
+    statistic = {"the variance of the pre-activation z = h @ W (before the ReLU)": pre,
+                 "the mean of h**2 (the second moment), not the variance of h": pre / 2}
+    weights = {f"the post-ReLU variance with weights of the wrong variance, {text}": sizes[0] * value * RELU_VAR
+               for text, value in variance_mistakes(sizes[0], sizes[1], scheme)}
+    found = matching_mistakes(got, {**statistic, **weights}, rtol=LAYER1_RTOL, atol=0.0)
+    remedy = "" if found and all(text in weights for text in found) else " Return np.var of each layer's whole post-ReLU output."
+    return remedy + (f" Your value is {'; or '.join(found)}." if found else "")
 
 
 @check(f"forward_stats: he stays within 5x over {DEPTH} layers of width {WIDTH}, xavier collapses", uses=STATS)
@@ -460,7 +460,7 @@ def forward_stats_depth(sub, ctx):
         _within_5x(what, he)
     with on_input(Call.code(f'forward_stats([{WIDTH}] * {DEPTH + 1}, "xavier")')):
         what, xavier = stats_values(sub, sizes, "xavier")
-        _collapses(what, xavier)
+        _collapses(what, xavier, he)
 
 
 def _within_5x(what, he):
@@ -472,18 +472,25 @@ def _within_5x(what, he):
              f" {he[0]:.3g}); one He net may wander, but stays within 5x", layer=k + 1, ratio=float(ratio[k]))
 
 
-def _collapses(what, xavier):
+def _collapses(what, xavier, he):
     if not (xavier[0] > 0 and xavier[-1] / xavier[0] < 0.01):
         fail(f"{what}: layer {DEPTH}'s variance is {xavier[-1]:.3g} and layer 1's {xavier[0]:.3g};"
-             f" with Xavier it halves at every layer (about 2**-19 over {DEPTH} layers; held to below 1/100 of layer 1's)."
-             " Use init_weights with the scheme you were given for every layer.")
+             f" with Xavier it halves at every layer (about 2**-19 over {DEPTH} layers; held to below 1/100 of layer 1's).{scheme_hint(xavier, he)}")
+
+
+def scheme_hint(xavier, he):
+    """For a forward_stats("xavier") that does not collapse: whether its values are those of "he"."""
+    if not same_values(xavier, he):
+        return ""
+    return ' Your values for "xavier" are exactly those for "he": use init_weights with the scheme you were given, for every layer.'
+
 
 
 @check("forward_stats: its own fixed seed, whatever the global RNG state", uses=STATS)
 def forward_stats_deterministic(sub, ctx):
     sizes = [64, 64, 64]
     results = sub.run(stats_under_global_seeds, sizes, "he", [1, 2, 1])
-    arrays = [np.asarray(r, dtype=np.float64) for r in results]
+    arrays = [_floats(r, f'forward_stats({sizes}, "he")') for r in results]
     for arr in arrays[1:]:
         if arr.shape != arrays[0].shape or not np.array_equal(arr, arrays[0]):
             fail(f'forward_stats({sizes}, "he") gave {arrays[0].tolist()} and then {arr.tolist()}: it must use its own fixed-seed'

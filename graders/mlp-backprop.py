@@ -1,29 +1,15 @@
-"""Checks for `mlp-backprop`: forward and backward of Linear-ReLU-Linear, by hand, in NumPy.
-
-The cache is the learner's own business, so forward and backward always run together in the
-sandbox (`forward_backward`): forward, then backward on the cache it returned, and the scores, the
-gradients and a note of any input modified come back. Every case is a few lines of NumPy code (its
-failing input is that code, then the learner's two calls), run here too to know the numbers.
-
-Gradients are judged in float64 against central differences of the mean softmax cross-entropy
-(h = 1e-5, computed here, every entry of every parameter; the random cases keep every
-pre-activation at least 1e-3 from ReLU's kink, so the differences are valid) and against torch
-autograd (torch.relu, whose derivative at exactly 0 is 0: the hand-built kink case has
-pre-activations that are exactly 0). The two expectations must agree, or the grader reports its own
-defect. A failed random case is shrunk by Hypothesis to a small one of halves and small integers
-(judged against torch autograd, where the kink convention holds exactly).
-
-Hints follow the evidence: a wrong gradient is compared with what each known mistake gives on the
-same case (a missing transpose, ReLU masks from h >= 0, from a >= 0 or from the scores, dout divided
-by N again, dW2 from the pre-activation, dW1 from a or h instead of X, bias gradients averaged) and
-the mistake it equals is named; a bias gradient with one row per example is told to sum over the batch.
-"""
+"""Checks for `mlp-backprop`. Every case is a few lines of NumPy code, run in the sandbox before the learner's
+forward and backward (always together: the cache is the learner's business) and here for the numbers; its failing
+input is that code and the two calls. Gradients are judged in float64 against central differences of the mean
+softmax cross-entropy (random cases keep every pre-activation 1e-3 from ReLU's kink) and against torch autograd
+(torch.relu: the derivative at exactly 0 is 0); the two must agree, or the grader reports its own defect."""
 
 import numpy as np
 import torch
 
-from mlprep.grading import (Call, CheckFailed, GraderDefect, assert_close, assert_keeps_precision, check, fail, logsumexp, on_input, scenario,
-                            shrink_on_failure)
+from mlprep.grading import (Call, CheckFailed, GraderDefect, Snapshot, array_of, assert_close, assert_keeps_precision, central_differences, check,
+                            describe_value, expect_record, explained, fail, fail_if_changed, grid, logsumexp, mistake_hint, on_input, outcome, run_code,
+                            same_values, scenario, shrink_on_failure, sized)
 
 KEYS = ("W1", "b1", "W2", "b2")
 FD_STEP = 1e-5
@@ -65,26 +51,13 @@ dout = np.array([[0.5, -0.5], [-0.25, 0.25], [0.25, -0.25]])"""
 
 
 def build(code):
-    namespace = {"np": np}
-    exec(code, namespace)  # the grader's own case code, never the learner's
-    return namespace["params"], namespace["X"], namespace["dout"], namespace.get("y")
-
-
-def _copy(value):
-    return {k: np.array(v, copy=True) for k, v in value.items()} if isinstance(value, dict) else np.array(value, copy=True)
-
-
-def _changed(before, after, name):
-    if isinstance(before, dict):
-        return [f"{name}[{k!r}]" for k in before if not np.array_equal(before[k], after[k], equal_nan=True)]
-    return [] if np.array_equal(before, after, equal_nan=True) else [name]
+    case = run_code(code)
+    return case["params"], case["X"], case["dout"], case.get("y")
 
 
 def _plain(result):
     """The graded part of backward's result: the four keys (the rest is ignored), or what came back."""
-    if isinstance(result, dict):
-        return {k: result[k] for k in KEYS if k in result}
-    return result
+    return {k: result[k] for k in KEYS if k in result} if isinstance(result, dict) else result
 
 
 def _repro(code, show="grads"):
@@ -93,18 +66,37 @@ def _repro(code, show="grads"):
 
 @scenario(repro=lambda interface, code: _repro(code))
 def forward_backward(module, code):
-    """Scenario: forward(params, X), backward on its cache; the scores (copied before backward
-    runs), the gradients, and which inputs were modified."""
+    """Scenario: forward(params, X), backward on its cache; the scores (copied before backward runs), the
+    gradients, and which inputs were modified."""
     params, X, dout, _ = build(code)
-    before = (_copy(params), _copy(X), _copy(dout))
+    changed = _changes(params, X, dout)
     out = module.forward(params, X)
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
         return {"forward": out}
     scores, cache = out
     scores = np.array(scores, copy=True) if isinstance(scores, np.ndarray) else scores
     grads = module.backward(params, cache, dout)
-    changed = _changed(before[0], params, "params") + _changed(before[1], X, "X") + _changed(before[2], dout, "dout")
-    return {"scores": scores, "grads": _plain(grads), "changed": changed}
+    return {"scores": scores, "grads": _plain(grads), "changed": changed()}
+
+
+def _changes(params, X, dout):
+    """Sandbox side: a function naming the inputs changed since now: arrays written into, or else entries of params
+    replaced by other values (or the dict's keys changed)."""
+    entries, whole, objects = Snapshot(**{f"params[{k!r}]": v for k, v in params.items()}, X=X, dout=dout), Snapshot(params=params), dict(params)
+
+    def changed():
+        replaced = [f"params[{k!r}]" for k, v in objects.items() if params.get(k) is not v]
+        return entries.changed() or (whole.changed() and replaced) or whole.changed()
+    return changed
+
+
+@scenario(repro=lambda interface, code: _repro(code, "params, X, dout"))
+def changed_by_both(module, code):
+    """Scenario: forward, then backward on its cache, whatever they return or raise; the inputs they changed."""
+    params, X, dout, _ = build(code)
+    changed = _changes(params, X, dout)
+    outcome(lambda: module.backward(params, module.forward(params, X)[1], dout))
+    return changed()
 
 
 @scenario(repro=lambda interface, code: Call.code(f"{code}\nscores, cache = forward(params, X)\nscores"))
@@ -112,25 +104,22 @@ def forward_only(module, code):
     """Scenario: forward(params, X) alone; its scores (backward is not called)."""
     params, X, _, _ = build(code)
     out = module.forward(params, X)
-    if not (isinstance(out, (tuple, list)) and len(out) == 2):
-        return {"forward": out}
-    return {"scores": out[0]}
+    return {"scores": out[0]} if isinstance(out, (tuple, list)) and len(out) == 2 else {"forward": out}
 
 
 @scenario(repro=lambda interface, first, extra: Call.code(
     f"{first}\nscores, cache = forward(params, X)\nfirst = (params, X, dout, cache)\n{extra}\nforward(params, X)  # a second forward"
     "\nparams, X, dout, cache = first\nbackward(params, cache, dout)  # must be the gradients of the FIRST forward"))
 def two_forwards(module, first, extra):
-    """Scenario: forward on the first case; forward on the case made by running `extra` after it (another
-    batch for the same network); then backward on the first forward's cache."""
+    """Scenario: forward on the first case; forward on the case made by running `extra` after it (another batch
+    for the same network); then backward on the first forward's cache."""
     params1, X1, dout1, _ = build(first)
     out = module.forward(params1, X1)
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
         return {"forward": out}
-    cache1 = out[1]
     params2, X2, _, _ = build(f"{first}\n{extra}")
     module.forward(params2, X2)
-    return _plain(module.backward(params1, cache1, dout1))
+    return _plain(module.backward(params1, out[1], dout1))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -155,23 +144,13 @@ def torch_grads(params, X, dout):
     return {k: p[k].grad.numpy() for k in KEYS}
 
 
-def mean_ce(params, X, y):
-    _, _, logits = true_forward(params, X)
-    return float(np.mean(logsumexp(logits, axis=1) - logits[np.arange(len(y)), y]))
+def difference_grads(params, X, y):
+    """Central differences of the mean softmax cross-entropy, every entry of every parameter."""
+    def mean_ce(key, value):
+        _, _, logits = true_forward({**params, key: value}, X)
+        return float(np.mean(logsumexp(logits, axis=1) - logits[np.arange(len(y)), y]))
 
-
-def central_differences(params, X, y):
-    grads = {}
-    for key in KEYS:
-        grad = np.empty_like(params[key])
-        for index in np.ndindex(params[key].shape):
-            up = {k: v.copy() for k, v in params.items()}
-            down = {k: v.copy() for k, v in params.items()}
-            up[key][index] += FD_STEP
-            down[key][index] -= FD_STEP
-            grad[index] = (mean_ce(up, X, y) - mean_ce(down, X, y)) / (2 * FD_STEP)
-        grads[key] = grad
-    return grads
+    return {key: central_differences(lambda value, key=key: mean_ce(key, value), params[key], FD_STEP) for key in KEYS}
 
 
 def mistakes(params, X, dout):
@@ -207,11 +186,9 @@ def mistakes(params, X, dout):
     return found
 
 
-def mistake_hint(key, got, want, params, X, dout):
-    got = np.asarray(got, dtype=np.float64)
-    hits = [text for text, g in mistakes(params, X, dout).items()
-            if np.allclose(got, g[key], rtol=1e-6, atol=1e-9) and not np.allclose(want, g[key], rtol=1e-6, atol=1e-9)]
-    return f"Your {key} gradient is exactly what you get when {hits[0]}." if hits else ""
+def gradient_hint(key, got, want, params, X, dout):
+    return mistake_hint(got, {text: g[key] for text, g in mistakes(params, X, dout).items()}, want=want, rtol=1e-6, atol=1e-9, first=True,
+                        say=f"Your {key} gradient is exactly what you get when {{}}.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -223,71 +200,61 @@ def describe(params, X, dtype="float64"):
     return f"{dtype}, N={N}, D={D}, H={H}, C={C}"
 
 
-def run(sub, code, scenario_fn=None):
-    got = sub.run(scenario_fn or forward_backward, code)
+def run(sub, code, scenario_fn=forward_backward):
+    got = sub.run(scenario_fn, code)
     params, X, _, _ = float64_case(code)
     scenario = describe(params, X, np.asarray(build(code)[1]).dtype.name)
     with on_input(Call.code(f"{code}\nforward(params, X)")):
-        if not isinstance(got, dict):
-            fail(f"forward/backward ({scenario}): the scenario's record came back malformed: {type(got).__name__}")
+        expect_record(got, what="forward/backward", scenario=scenario)
         if "forward" in got:
-            fail(f"forward(params, X) ({scenario}): expected a pair (scores, cache), got {_kind(got['forward'])}")
+            fail(f"forward(params, X) ({scenario}): expected a pair (scores, cache), got {describe_value(got['forward'])}")
     return got, scenario
-
-
-def _kind(value):
-    if isinstance(value, (tuple, list)):
-        return f"a {type(value).__name__} of length {len(value)}"
-    return "None" if value is None else f"a {type(value).__name__}"
 
 
 def judge_scores(got, code, scenario, tolerance=None):
     params, X, _, _ = float64_case(code)
     _, _, want = true_forward(params, X)
-    input_dtype = np.asarray(build(code)[1]).dtype.name
     with on_input(Call.code(f"{code}\nscores, cache = forward(params, X)\nscores")):
         scores = got["scores"]
         if not isinstance(scores, np.ndarray):
-            fail(f"scores from forward ({scenario}): expected a NumPy array of shape {want.shape}, got {_kind(scores)}")
-        assert_keeps_precision(scores, input_dtype, what="scores from forward", scenario=scenario)
+            fail(f"scores from forward ({scenario}): expected a NumPy array of shape {want.shape}, got {describe_value(scores)}")
+        assert_keeps_precision(scores, np.asarray(build(code)[1]).dtype.name, what="scores from forward", scenario=scenario)
         hint = ""
         if scores.shape == want.shape and np.allclose(scores, np.maximum(want, 0), rtol=1e-6, atol=1e-9) and (want < 0).any():
             hint = "Your scores are relu(h @ W2 + b2): the second layer is linear; the scores are not passed through ReLU."
         assert_close(scores, want, what="scores from forward", scenario=scenario, hint=hint, **(tolerance or {}))
 
 
-def judge_grads(got, code, scenario, want, against, tolerance=None):
+def judge_grads(got, code, scenario, want, against, tolerance=None, shown=None):
     params, X, dout, _ = float64_case(code)
     input_dtype = np.asarray(build(code)[1]).dtype.name
-    with on_input(_repro(code, "grads")):
-        grads = got["grads"] if isinstance(got, dict) and "grads" in got else got
+    grads = got["grads"] if isinstance(got, dict) and "grads" in got else got
+    with on_input(shown or _repro(code, "grads")):
         if not isinstance(grads, dict):
-            fail(f"backward ({scenario}): expected a dict of gradients with keys {list(KEYS)}, got {_kind(grads)}")
+            fail(f"backward ({scenario}): expected a dict of gradients with keys {list(KEYS)}, got {describe_value(grads)}")
         missing = [k for k in KEYS if k not in grads]
         if missing:
             fail(f"backward ({scenario}): the gradients dict has no {', '.join(map(repr, missing))}; return one gradient per parameter,"
                  f" keyed as in params: {list(KEYS)}")
         for key in KEYS:
-            what = f"d(loss)/d({key}) from backward"
-            g = grads[key]
+            what, g = f"d(loss)/d({key}) from backward", grads[key]
             if not isinstance(g, np.ndarray):
-                fail(f"{what} ({scenario}): expected a NumPy array of shape {want[key].shape}, got {_kind(g)}")
+                fail(f"{what} ({scenario}): expected a NumPy array of shape {want[key].shape}, got {describe_value(g)}")
             if g.shape != want[key].shape:
                 fail(f"{what} ({scenario}): expected shape {want[key].shape}, the shape of {key}, got {g.shape}.{_shape_hint(key, g.shape, params, X)}",
                      expected_shape=list(want[key].shape), got_shape=list(g.shape))
             assert_keeps_precision(g, input_dtype, what=what, scenario=scenario)
-            try:
-                assert_close(g, want[key], what=what, scenario=f"{scenario}, against {against}", **(tolerance or {"dtype": "float64"}))
-            except CheckFailed as failure:
-                failure.explain = lambda key=key, g=g: mistake_hint(key, g, want[key], params, X, dout)
-                failure.details["numbers"] = int(X.size + dout.size + sum(v.size for v in params.values()))
-                raise
+            with explained(lambda key=key, g=g: gradient_hint(key, g, want[key], params, X, dout)):
+                try:
+                    assert_close(g, want[key], what=what, scenario=f"{scenario}, against {against}", **(tolerance or {"dtype": "float64"}))
+                except CheckFailed as failure:
+                    failure.details["numbers"] = int(X.size + dout.size + sum(v.size for v in params.values()))  # see large_case
+                    raise
 
 
 def _shape_hint(key, shape, params, X):
-    N = X.shape[0]
     want = params[key].shape
-    if len(want) == 1 and shape == (N,) + want:
+    if len(want) == 1 and shape == (X.shape[0],) + want:
         return f" It has one row per example: {key} is added to every row, so its gradient is the sum over the batch (axis 0)."
     if len(want) == 2 and shape == want[::-1]:
         return f" It is transposed: the gradient of {key} has {key}'s own shape."
@@ -305,11 +272,9 @@ def verify_against_differences(sub, code):
     a, _, _ = true_forward(params, X)
     if np.abs(a).min() < KINK_MARGIN:
         raise GraderDefect(f"a random case has a pre-activation within {KINK_MARGIN:g} of ReLU's kink; choose another seed ({code[:40]})")
-    want = central_differences(params, X, y)
-    exact = torch_grads(params, X, dout)
-    for key in KEYS:
-        if not np.allclose(exact[key], want[key], **FD_TOL):
-            raise GraderDefect(f"central differences disagree with torch autograd on {key} ({describe(params, X)})")
+    want, exact = difference_grads(params, X, y), torch_grads(params, X, dout)
+    if not all(np.allclose(exact[key], want[key], **FD_TOL) for key in KEYS):
+        raise GraderDefect(f"central differences disagree with torch autograd ({describe(params, X)})")
     got, scenario = run(sub, code)
     judge_grads(got, code, scenario, want, f"central differences of the mean softmax cross-entropy (h = {FD_STEP:g})", FD_TOL)
 
@@ -319,32 +284,39 @@ def large_case(failure):
     return failure.details.get("numbers", 0) > 40
 
 
-def small_cases():
-    """Hypothesis cases: N, D, H, C from 1 to 4; params, X and dout in halves from -2 to 2 (so
-    pre-activations are often exactly 0: judged against torch autograd, ReLU'(0) = 0)."""
+def _case_code(arrays):
+    W1, b1, W2, b2, X, dout = arrays
+    return ("params = {" + ", ".join(f"'{k}': np.array({v.tolist()})" for k, v in zip(KEYS, (W1, b1, W2, b2))) + "}\n"
+            f"X = np.array({X.tolist()})\ndout = np.array({dout.tolist()})")
+
+
+def _arrays_of_sizes(N, D, H, C):
     from hypothesis import strategies as st
 
-    def array(draw, shape):
-        values = draw(st.lists(st.integers(-4, 4), min_size=int(np.prod(shape)), max_size=int(np.prod(shape))))
-        return np.array(values, dtype=np.float64).reshape(shape) / 2
+    halves = grid(-4, 4, 2)
+    return st.tuples(*(array_of(shape, halves) for shape in ((D, H), (H,), (H, C), (C,), (N, D), (N, C)))).map(_case_code)
 
-    @st.composite
-    def case(draw):
-        N, D, H, C = (draw(st.integers(1, 4)) for _ in range(4))
-        arrays = {"W1": array(draw, (D, H)), "b1": array(draw, (H,)), "W2": array(draw, (H, C)), "b2": array(draw, (C,))}
-        X, dout = array(draw, (N, D)), array(draw, (N, C))
-        return ("params = {" + ", ".join(f"'{k}': np.array({v.tolist()})" for k, v in arrays.items()) + "}\n"
-                f"X = np.array({X.tolist()})\ndout = np.array({dout.tolist()})")
 
-    return case()
+def small_cases():
+    """Hypothesis cases: N, D, H, C from 1 to 4; params, X and dout in halves from -2 to 2 (so pre-activations
+    are often exactly 0: judged against torch autograd, ReLU'(0) = 0)."""
+    return sized((1, 4), (1, 4), (1, 4), (1, 4), then=_arrays_of_sizes)
 
 
 # ---------------------------------------------------------------------------------------------
 # Checks
 # ---------------------------------------------------------------------------------------------
+FORWARD_CASES = (HAND_CASE, KINK_CASE, random_case(401, 5, 4, 6, 3), random_case(302, 32, 10, 16, 5))
+DIFFERENCE_CASES = (random_case(110, 2, 3, 3, 3), random_case(11, 1, 2, 4, 3), random_case(112, 5, 4, 6, 3), random_case(14, 16, 10, 32, 6))
+AUTOGRAD_CASES = (HAND_CASE, random_case(20, 3, 4, 4, 4, dout="random"), random_case(21, 1, 1, 1, 1, dout="random"),
+                  random_case(322, 7, 3, 5, 2, dout="random"), random_case(23, 64, 8, 16, 10), random_case(24, 32, 8, 16, 10, dout="random"))
+CACHE_CASE = random_case(330, 4, 3, 3, 3)
+FLOAT32_CASES = (random_case(140, 3, 4, 4, 4, dtype="float32"), random_case(41, 16, 8, 12, 4, dtype="float32"))
+
+
 @check("forward: scores = relu(X @ W1 + b1) @ W2 + b2")
 def forward_scores(sub, ctx):
-    for code in (HAND_CASE, KINK_CASE, random_case(401, 5, 4, 6, 3), random_case(302, 32, 10, 16, 5)):
+    for code in FORWARD_CASES:
         got, scenario = run(sub, code, forward_only)
         judge_scores(got, code, scenario)
 
@@ -352,21 +324,19 @@ def forward_scores(sub, ctx):
 @check("backward: every gradient passes a float64 central-difference check")
 def gradient_check(sub, ctx):
     with shrink_on_failure(sub, small_cases, lambda code: verify_against_torch(sub, code), worth_shrinking=large_case):
-        for code in (random_case(110, 2, 3, 3, 3), random_case(11, 1, 2, 4, 3), random_case(112, 5, 4, 6, 3),
-                     random_case(14, 16, 10, 32, 6)):
+        for code in DIFFERENCE_CASES:
             verify_against_differences(sub, code)
 
 
 @check("backward matches torch autograd (random shapes, any upstream dout)")
 def matches_autograd(sub, ctx):
-    cases = (HAND_CASE, random_case(20, 3, 4, 4, 4, dout="random"), random_case(21, 1, 1, 1, 1, dout="random"),
-             random_case(322, 7, 3, 5, 2, dout="random"), random_case(23, 64, 8, 16, 10), random_case(24, 32, 8, 16, 10, dout="random"))
     with shrink_on_failure(sub, small_cases, lambda code: verify_against_torch(sub, code), worth_shrinking=large_case):
-        for code in cases:
+        for code in AUTOGRAD_CASES:
             verify_against_torch(sub, code)
 
 
-@check("ReLU kink: a pre-activation of exactly 0 passes no gradient")
+@check("ReLU kink: a pre-activation of exactly 0 passes no gradient",
+       edge="At exactly `a = 0` the derivative is undefined; the convention (torch's autograd, and this exercise) is 0.")
 def relu_kink(sub, ctx):
     params, X, dout, _ = float64_case(KINK_CASE)
     a, _, _ = true_forward(params, X)
@@ -379,31 +349,22 @@ def relu_kink(sub, ctx):
 
 @check("backward uses the cache it is given (two forwards, then backward on the first)")
 def cache_is_used(sub, ctx):
-    first = random_case(330, 4, 3, 3, 3)
-    extra = "X = rng.standard_normal((4, 3))  # another batch for the same network"
+    first, extra = CACHE_CASE, "X = rng.standard_normal((4, 3))  # another batch for the same network"
     got = sub.run(two_forwards, first, extra)
     params, X, dout, _ = float64_case(first)
     if isinstance(got, dict) and "forward" in got:
-        fail(f"forward(params, X) ({describe(params, X)}): expected a pair (scores, cache), got {_kind(got['forward'])}",
+        fail(f"forward(params, X) ({describe(params, X)}): expected a pair (scores, cache), got {describe_value(got['forward'])}",
              failing_input=Call.code(f"{first}\nforward(params, X)"))
-    _, X2, _, _ = float64_case(f"{first}\n{extra}")
-    scenario = describe(params, X) + ", backward on the cache of the first of two forward calls"
-    try:
-        with on_input(two_forwards.repro(None, first, extra)):
-            judge_grads(got, first, scenario, torch_grads(params, X, dout), "torch autograd")
-    except CheckFailed as failure:
-        failure.failing_input = two_forwards.repro(None, first, extra)
-        latest = torch_grads(params, X2, dout)
-        if isinstance(got, dict) and all(isinstance(got.get(k), np.ndarray) and got[k].shape == latest[k].shape
-                                         and np.allclose(got[k], latest[k], rtol=1e-6, atol=1e-9) for k in KEYS):
-            failure.explain = lambda: ("These are the gradients for the SECOND forward call's X: backward must compute from the cache"
-                                       " it is passed, not from state kept from the latest forward call.")
-        raise
+    latest = torch_grads(params, float64_case(f"{first}\n{extra}")[1], dout)
+    with explained(lambda: "These are the gradients for the SECOND forward call's X: backward must compute from the cache it is passed, not"
+                           " from state kept from the latest forward call." if same_values(got, latest, rtol=1e-6, atol=1e-9) else ""):
+        judge_grads(got, first, describe(params, X) + ", backward on the cache of the first of two forward calls", torch_grads(params, X, dout),
+                    "torch autograd", shown=two_forwards.repro(None, first, extra))
 
 
 @check("float32 inputs (rtol 1e-4, atol 1e-5)")
 def float32_inputs(sub, ctx):
-    for code in (random_case(140, 3, 4, 4, 4, dtype="float32"), random_case(41, 16, 8, 12, 4, dtype="float32")):
+    for code in FLOAT32_CASES:
         got, scenario = run(sub, code)
         judge_scores(got, code, scenario, FLOAT32_TOL)
         params, X, dout, _ = float64_case(code)
@@ -412,9 +373,10 @@ def float32_inputs(sub, ctx):
 
 @check("params, X and dout are left unchanged")
 def inputs_unchanged(sub, ctx):
+    fix = "compute new arrays (a = X @ W1 + b1, not a += ...; no out=..., no writes into the inputs)"
     for code in (HAND_CASE, random_case(50, 4, 3, 3, 3)):
         got, scenario = run(sub, code)
-        if got.get("changed"):
-            fail(f"forward/backward ({scenario}) modified {', '.join(got['changed'])} in place; the caller's arrays must be left"
-                 " unchanged: compute new arrays (a = X @ W1 + b1, not a += ...; no out=..., no writes into the inputs)",
-                 failing_input=_repro(code, "params, X, dout"))
+        fail_if_changed(got.get("changed") or [], who="forward/backward", where=scenario, failing_input=_repro(code, "params, X, dout"), fix=fix)
+    for code in dict.fromkeys(FORWARD_CASES + DIFFERENCE_CASES + AUTOGRAD_CASES + (CACHE_CASE,) + FLOAT32_CASES):  # every other check's cases
+        params, X, _, _ = build(code)
+        fail_if_changed(sub.run(changed_by_both, code), who="forward/backward", where=describe(params, X, np.asarray(X).dtype.name), fix=fix)

@@ -4,17 +4,43 @@ import numpy as np
 import pytest
 import torch
 
-from mlprep.grading import (Call, CheckFailed, Interface, Opaque, Submission, as_float, assert_close, assert_dtype, assert_equal,
-                            assert_finite, assert_keeps_precision, assert_returns_like, assert_shape, expect_sequence, fail, on_input,
-                            reported_message, request_as_call, shrink_on_failure, tolerance_for)
+from mlprep.grading import (
+    Call,
+    CheckFailed,
+    Interface,
+    Opaque,
+    Submission,
+    as_float,
+    assert_close,
+    assert_dtype,
+    assert_equal,
+    assert_finite,
+    assert_keeps_precision,
+    assert_returns_like,
+    assert_shape,
+    expect_sequence,
+    fail,
+    on_input,
+    reported_message,
+    request_as_call,
+    shrink_on_failure,
+    tolerance_for,
+)
 from mlprep.grading._calls import complete, literal
 from mlprep.grading._wire import decode
 
 
 @pytest.mark.parametrize(
     "dtype, expected",
-    [(torch.float64, (1e-7, 1e-7)), (torch.float32, (1.3e-6, 1e-5)), (torch.float16, (1e-3, 1e-5)),
-     (torch.bfloat16, (1.6e-2, 1e-5)), (np.float32, (1.3e-6, 1e-5)), ("float64", (1e-7, 1e-7)), (torch.int64, (0.0, 0.0))],
+    [
+        (torch.float64, (1e-7, 1e-7)),
+        (torch.float32, (1.3e-6, 1e-5)),
+        (torch.float16, (1e-3, 1e-5)),
+        (torch.bfloat16, (1.6e-2, 1e-5)),
+        (np.float32, (1.3e-6, 1e-5)),
+        ("float64", (1e-7, 1e-7)),
+        (torch.int64, (0.0, 0.0)),
+    ],
 )
 def test_tolerances_are_torch_testing_defaults(dtype, expected):
     assert tolerance_for(dtype) == expected
@@ -132,13 +158,33 @@ def test_invariance_probe_fails_cleanly_on_bad_outputs(outputs):
 # -- failing inputs as Python ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("value", [
-    np.array([0.1, -2.5, np.nan, np.inf, -np.inf]), np.array([[1, 2], [3, 4]], dtype=np.int32), np.array(0.5), np.float32(0.1),
-    np.array([0.1, 1e-8, 65504.0], dtype=np.float16), np.array([True, False]), torch.tensor([0.1, -3.0], dtype=torch.float64),
-    torch.tensor([[0.1]], dtype=torch.bfloat16), torch.tensor([1e-8, 0.3]), torch.tensor(7), torch.tensor([True]),
-    [[0, 4], [7.5, 3]], (1,), {"lr": 0.1, "wd": 0.0}, None, "text", 3, -0.0,
-    np.zeros((0, 3)), np.zeros((2, 0), dtype=np.int32), torch.zeros(0, 4), torch.zeros(0, dtype=torch.float64),
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        np.array([0.1, -2.5, np.nan, np.inf, -np.inf]),
+        np.array([[1, 2], [3, 4]], dtype=np.int32),
+        np.array(0.5),
+        np.float32(0.1),
+        np.array([0.1, 1e-8, 65504.0], dtype=np.float16),
+        np.array([True, False]),
+        torch.tensor([0.1, -3.0], dtype=torch.float64),
+        torch.tensor([[0.1]], dtype=torch.bfloat16),
+        torch.tensor([1e-8, 0.3]),
+        torch.tensor(7),
+        torch.tensor([True]),
+        [[0, 4], [7.5, 3]],
+        (1,),
+        {"lr": 0.1, "wd": 0.0},
+        None,
+        "text",
+        3,
+        -0.0,
+        np.zeros((0, 3)),
+        np.zeros((2, 0), dtype=np.int32),
+        torch.zeros(0, 4),
+        torch.zeros(0, dtype=torch.float64),
+    ],
+)
 def test_a_literal_reads_back_as_the_same_value(value):
     text = literal(value)
     assert complete(text)
@@ -215,8 +261,7 @@ def test_shrinking_finds_the_smallest_failing_case(tmp_path, monkeypatch, mlprep
     assert str(info.value.failing_input) == "total([7])"
     assert not (tmp_path / ".hypothesis").exists() and (mlprep_home / "cache" / "hypothesis").is_dir()
     assert info.value.message == "total([7]): 1 of 1 values differ; first at index (scalar): expected 7, got 8."
-    assert reported_message(info.value).startswith(info.value.message + " (The smallest failing case found by shrinking; the check first"
-                                                   " failed on: total([0, 1, 2")
+    assert reported_message(info.value).startswith(info.value.message + " (The smallest failing case found by shrinking; the check first failed on: total([0, 1, 2")
 
 
 def test_a_deferred_explanation_runs_once_for_the_failure_reported():
@@ -254,8 +299,7 @@ def test_shrinking_keeps_the_first_failure_when_no_case_fails():
 
     sub = Submission(LocalSandbox(lambda xs: sum(xs)), "cpu", 10.0)
     with pytest.raises(CheckFailed, match="the big case"):
-        with shrink_on_failure(sub, lambda: st.lists(st.integers(0, 3)), lambda xs: assert_equal(sub.call("total", xs), sum(xs), what="x"),
-                               budget_s=60):
+        with shrink_on_failure(sub, lambda: st.lists(st.integers(0, 3)), lambda xs: assert_equal(sub.call("total", xs), sum(xs), what="x"), budget_s=60):
             sub.call("total", list(range(40)))
             fail("the big case")
 
@@ -418,7 +462,7 @@ def test_central_differences_match_an_analytic_gradient():
     from mlprep.grading import central_differences
 
     x = np.array([[0.5, -1.0], [2.0, 0.25]])
-    assert_close(central_differences(lambda z: float((z ** 3).sum()), x), 3 * x ** 2, what="grad", rtol=1e-8, atol=1e-8)
+    assert_close(central_differences(lambda z: float((z**3).sum()), x), 3 * x**2, what="grad", rtol=1e-8, atol=1e-8)
 
 
 def test_items_are_listed_in_words_up_to_a_limit():
@@ -450,8 +494,12 @@ def test_a_failure_made_of_a_raised_error_reads_its_details_from_the_error():
 
     warning = {"kind": "floating_point", "message": "overflow encountered in exp"}
     with pytest.raises(CheckFailed) as info:
-        with when_raised("floating_point", fail_with=lambda message: f"sigmoid: {message.partition(chr(10))[0]}", what="sigmoid's warning",
-                         got=lambda text: f"FloatingPointError: {text}"):
+        with when_raised(
+            "floating_point",
+            fail_with=lambda message: f"sigmoid: {message.partition(chr(10))[0]}",
+            what="sigmoid's warning",
+            got=lambda text: f"FloatingPointError: {text}",
+        ):
             raise SubmissionRaised("NumPy raised a floating-point warning (overflow encountered in exp)\n  line 3, in sigmoid", warning)
     assert info.value.message == "sigmoid: NumPy raised a floating-point warning (overflow encountered in exp)"
     assert info.value.details == {"what": "sigmoid's warning", "got": "FloatingPointError: overflow encountered in exp"}
@@ -484,3 +532,29 @@ def test_a_non_finite_loss_at_large_logits_is_explained_by_the_same_logits_shift
     batch = shifted_logits_hint(Submission(LocalSandbox(one_maximum), "cpu", 10.0), "ce", apart)
     assert "a maximum taken over the whole batch (or per column) was subtracted, and a row whose own maximum lies 19999 below it" in batch
     assert "exp overflowed" in shifted_logits_hint(Submission(LocalSandbox(unshifted), "cpu", 10.0), "ce", apart)
+
+
+def test_a_case_written_as_code_runs_with_the_learners_names_in_scope():
+    from types import SimpleNamespace
+
+    from mlprep.grading import run_code
+
+    learner = SimpleNamespace(double=lambda x: 2 * x, _private=None)
+    case = run_code("x = np.arange(3.0)\ny = double(x)", learner)
+    assert case["y"].tolist() == [0.0, 2.0, 4.0] and "_private" not in case
+    assert run_code("t = torch.ones(2)")["t"].sum() == 2  # torch where the code says torch
+
+
+def test_an_attribute_is_copied_as_float64_numbers_or_said_what_it_is():
+    from types import SimpleNamespace
+
+    from mlprep.grading import attribute_copy
+
+    state = torch.ones(2, dtype=torch.float32)
+    obj = SimpleNamespace(running_var=state, mean_=[1, 2], label="text", nothing=None)
+    copied = attribute_copy(obj, "running_var")
+    state += 1  # a later call cannot change what was recorded
+    assert copied.dtype == np.float64 and copied.tolist() == [1.0, 1.0]
+    assert attribute_copy(obj, "mean_").tolist() == [1.0, 2.0]
+    assert attribute_copy(obj, "missing") is None and attribute_copy(obj, "nothing") is None
+    assert attribute_copy(obj, "label") == "str: 'text'"

@@ -38,6 +38,7 @@ from mlprep.grading.expected import central_differences, inputs_from_code, log_s
 from mlprep.grading.handles import Context, Interface, Submission, request_as_call, when_raised
 from mlprep.grading.losses import all_finite as all_finite, shifted_logits_hint as shifted_logits_hint  # the loss graders' family
 from mlprep.grading.mistakes import matching_mistakes, mistake_hint, same_values
+from mlprep.grading.networks import attribute_copy as attribute_copy, run_code as run_code  # the network graders' family
 from mlprep.grading.probes import (Snapshot, control_value, expect_raises, fail_if_changed, gradcheck_float64, inputs_unchanged, invariance_probe, outcome,
                                    peak_traced_memory, raised_by, value_and_grad)
 from mlprep.grading.shrinking import shrink_on_failure
