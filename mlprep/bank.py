@@ -20,8 +20,8 @@ across all of them.
 
 This module must stay light (no numpy, no torch): `mlprep list` and friends import it. Finding the
 installed packs needs importlib.metadata (20-30 ms, most of a quick command's budget), so what it
-finds is cached in the data folder, keyed by the modification times of the folders on sys.path
-(installing or removing a distribution changes its folder's, and its number of entries).
+finds is cached in the data folder, keyed by the modification times of the folders on sys.path that
+hold distributions (installing or removing one changes its folder's, and its number of entries).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def installed_packs() -> list[BankSource]:
     """The banks of the installed packs (entry point group mlprep.banks), cached (see the module's docstring)."""
     import json
 
-    key = [[entry, _mtime(entry)] for entry in sys.path]
+    key = [[entry, stamp] for entry in sys.path if (stamp := _distributions_stamp(entry)) is not None]
     cache = _packs_cache()
     try:
         cached = json.loads(cache.read_text(encoding="utf-8"))
@@ -88,11 +88,16 @@ def installed_packs() -> list[BankSource]:
     return packs
 
 
-def _mtime(entry: str) -> list[int] | None:
-    """A folder's modification time and its number of entries (a coarse clock may not tick between
-    two installs): both change when a distribution is installed there or removed."""
+def _distributions_stamp(entry: str) -> list[int] | None:
+    """For a folder on sys.path that holds installed distributions: its modification time and its number
+    of entries (a coarse clock may not tick between two installs), both of which change when one is
+    installed there or removed. None for any other entry: the folder a command runs in (a learner's
+    workspace changes all the time) holds none, and a distribution installed there makes it count."""
     try:
-        return [os.stat(entry or ".").st_mtime_ns, len(os.listdir(entry or "."))]
+        names = os.listdir(entry or ".")
+        if not any(name.endswith((".dist-info", ".egg-info")) for name in names):
+            return None
+        return [os.stat(entry or ".").st_mtime_ns, len(names)]
     except OSError:
         return None
 
@@ -270,50 +275,53 @@ class Bank:
         raise UnknownExercise(exercise_id, self.ids())
 
 
-def _read_meta(folder: Path, index: dict, fresh: dict) -> dict:
+def _read_meta(folder: str, index: dict, fresh: dict) -> dict:
     """exercise.toml's contents, from the metadata index when the file is unchanged since it was
     indexed (its size and modification time), else parsed (and put in `fresh` for the next index)."""
-    meta_path = folder / "exercise.toml"
+    meta_path = os.path.join(folder, "exercise.toml")
     try:
-        stat = meta_path.stat()
+        stat = os.stat(meta_path)
     except FileNotFoundError:
         raise ValueError("no exercise.toml") from None
     except OSError as exc:
         raise ValueError(f"exercise.toml cannot be read: {exc.strerror or exc}") from None
     stamp = [stat.st_mtime_ns, stat.st_size]
-    known = index.get(str(meta_path))
+    known = index.get(meta_path)
     if known is not None and known[0] == stamp:
-        fresh[str(meta_path)] = known
+        fresh[meta_path] = known
         return known[1]
     import tomllib  # only for a file the index does not hold: most quick commands never parse TOML
 
     try:
-        meta = tomllib.loads(meta_path.read_text(encoding="utf-8"))
+        with open(meta_path, encoding="utf-8") as file:
+            meta = tomllib.loads(file.read())
     except FileNotFoundError:
         raise ValueError("no exercise.toml") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"exercise.toml does not parse: {exc}") from None
     except OSError as exc:  # unreadable, or a folder where the file should be
         raise ValueError(f"exercise.toml cannot be read: {exc.strerror or exc}") from None
-    fresh[str(meta_path)] = [stamp, meta]
+    fresh[meta_path] = [stamp, meta]
     return meta
 
 
 _ID = re.compile(r"[a-z0-9][a-z0-9-]*")
 
 
-def _read_exercise(folder: Path, root: Path, pack: str = BUILTIN_PACK, index: dict | None = None, fresh: dict | None = None) -> Exercise:
-    meta = _read_meta(folder, index if index is not None else {}, fresh if fresh is not None else {})
+def _read_exercise(name: str, root: Path, pack: str = BUILTIN_PACK, index: dict | None = None, fresh: dict | None = None) -> Exercise:
+    """The exercise in root/exercises/<name>. Plain strings and os.stat, not pathlib: a quick command reads
+    every exercise, and pathlib's joins were most of its time."""
+    meta = _read_meta(os.path.join(root, "exercises", name), index if index is not None else {}, fresh if fresh is not None else {})
     if meta.get("format_version") != FORMAT_VERSION:
         raise ValueError(f"exercise.toml format_version is {meta.get('format_version')!r}, this mlprep reads {FORMAT_VERSION}")
-    for name in ("functions", "hints"):
-        if not isinstance(meta.get(name, []), list):  # a bare string would become a tuple of its letters
-            raise ValueError(f"exercise.toml: {name} must be a list of strings, not {type(meta[name]).__name__}")
-    if not _ID.fullmatch(folder.name):
+    for listed in ("functions", "hints"):
+        if not isinstance(meta.get(listed, []), list):  # a bare string would become a tuple of its letters
+            raise ValueError(f"exercise.toml: {listed} must be a list of strings, not {type(meta[listed]).__name__}")
+    if not _ID.fullmatch(name):
         raise ValueError("its folder's name is not an exercise id (lowercase letters, digits and -, as in `focal-loss`)")
     try:
         exercise = Exercise(
-            id=folder.name,
+            id=name,
             title=inert(str(meta["title"])),  # a pack's text reaches the terminal: shown, never obeyed
             kind=str(meta["kind"]),
             topic=inert(str(meta["topic"])),
@@ -337,10 +345,11 @@ def _read_exercise(folder: Path, root: Path, pack: str = BUILTIN_PACK, index: di
         raise ValueError(f"timeout_s must be more than 0 seconds, not {exercise.timeout_s:g}")
     if exercise.difficulty not in DIFFICULTIES:
         raise ValueError(f"difficulty {exercise.difficulty!r} is not one of {', '.join(DIFFICULTIES)}")
-    files = [exercise.prompt_path, exercise.stub_path, exercise.reference_path] + ([exercise.grader_path] if exercise.layout.grader else [])
-    for required in files:
-        if not required.is_file():
-            raise ValueError(f"missing {required.relative_to(root)}")
+    layout = exercise.layout
+    required = [("exercises", name, "prompt.md"), ("exercises", name, layout.start), ("solutions", name, layout.answer)]
+    for parts in required + ([("graders", f"{name}.py")] if layout.grader else []):
+        if not os.path.isfile(os.path.join(root, *parts)):
+            raise ValueError(f"missing {'/'.join(parts)}")
     return exercise
 
 
@@ -356,16 +365,16 @@ def load_bank(root: Path | None = None) -> Bank:
         if not exercises_dir.is_dir():
             raise MlprepError(f"no exercise bank at {source.root} (expected an exercises/ folder)"
                               + ("" if source.pack == BUILTIN_PACK else f"; it comes from the pack {source.pack!r}"))
-        for folder in sorted(p for p in exercises_dir.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
-            if folder.name in where:
-                first = where[folder.name]
-                raise MlprepError(f"exercise id {folder.name!r} is in two banks: the pack {first.pack!r} ({first.root}) and the pack"
+        for name in sorted(e.name for e in os.scandir(exercises_dir) if e.is_dir() and not e.name.startswith((".", "_"))):
+            if name in where:
+                first = where[name]
+                raise MlprepError(f"exercise id {name!r} is in two banks: the pack {first.pack!r} ({first.root}) and the pack"
                                   f" {source.pack!r} ({source.root}); ids must be unique: rename one, or uninstall one of the packs")
-            where[folder.name] = source
+            where[name] = source
             try:
-                exercises.append(_read_exercise(folder, source.root, source.pack, index, fresh))
+                exercises.append(_read_exercise(name, source.root, source.pack, index, fresh))
             except ValueError as exc:
-                broken.append((folder.name, str(exc)))
+                broken.append((name, str(exc)))
     exercises.sort(key=lambda e: (e.order, e.id))
     if any(index.get(path) != entry for path, entry in fresh.items()):
         _save_index({**index, **fresh})

@@ -33,7 +33,6 @@ from typer.core import TyperGroup
 from mlprep import __version__
 from mlprep.bank import KINDS, Bank, Exercise, load_bank
 from mlprep.errors import ExitStatus, MlprepError
-from mlprep.kinds import kind_of
 from mlprep.progress.store import Store
 from mlprep.text import inert, plural
 
@@ -46,6 +45,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from mlprep.clock import Clock
+    from mlprep.kinds import Kind
     from mlprep.kinds.selfcheck import SelfCheckReport
     from mlprep.practice.grading import Target
     from mlprep.results import GradeResult
@@ -184,6 +184,12 @@ def _stderr() -> "Console":
     from rich.console import Console
 
     return Console(stderr=True, highlight=False)
+
+
+def _kind_of(exercise: Exercise) -> "Kind":
+    from mlprep.kinds import kind_of  # every kind's module: `list` and `progress` need none of them
+
+    return kind_of(exercise)
 
 
 def _bank() -> Bank:
@@ -342,7 +348,7 @@ def attempt(
 
     bank = _bank()
     exercise = bank.get(exercise_id)
-    kind = kind_of(exercise)
+    kind = _kind_of(exercise)
     editor, auto_edit = _editor_setting()
     if watch and not kind.runs_code:
         raise MlprepError(f"{exercise.id} is a {exercise.kind}: the practice loop is for code; `mlprep attempt {exercise.id}` starts it")
@@ -370,11 +376,11 @@ def _show_started(exercise: Exercise, path: Path, created: bool, status: str) ->
     out = Out()
     if created:
         print_exercise(out, exercise, status)
-        out.wrapped(f"\nwrote {kind_of(exercise).written} to {path}")
+        out.wrapped(f"\nwrote {_kind_of(exercise).written} to {path}")
     else:  # the prompt again would push this line off the screen: `mlprep show` has it
         out.wrapped(f"you already have an attempt at {path} (kept as it is; `mlprep show {exercise.id}` shows the prompt,"
                     f" `mlprep reset {exercise.id}` starts over)")
-    loop = f"   (or stay in the loop: mlprep watch {exercise.id})" if kind_of(exercise).runs_code else ""
+    loop = f"   (or stay in the loop: mlprep watch {exercise.id})" if _kind_of(exercise).runs_code else ""
     out.wrapped(f"edit it, then run: mlprep grade {exercise.id}{loop}")
 
 
@@ -410,7 +416,7 @@ def watch(
     editor, auto_edit = _editor_setting()
     with Store.open_default() as store:
         exercise = bank.get(exercise_id) if exercise_id is not None else last_watched(store, bank)
-        if not kind_of(exercise).runs_code:
+        if not _kind_of(exercise).runs_code:
             raise MlprepError(f"{exercise.id} is a {exercise.kind}: the practice loop is for code; `mlprep attempt {exercise.id}` starts it")
         path, _ = start_attempt(store, exercise, workspace)
         _exit(_watch(store, bank, exercise, path, workspace, editor, manual_run, edit or auto_edit))
@@ -584,16 +590,16 @@ def _after_grade(store: Store, target: "Target", result: "GradeResult", device: 
         if gap:
             console.print()
         render_grade(console, result, path=str(target.path), verbose=verbose)
-        render_shown(console, kind_of(exercise).shown_after_grade(exercise, result))  # a story's sample answer
+        render_shown(console, _kind_of(exercise).shown_after_grade(exercise, result))  # a story's sample answer
     # A quiz names a misconception in its grade, and a story has no code: neither has known-mistake variants or a repro.
-    if diagnose and kind_of(exercise).runs_code and not result.internal_error:
+    if diagnose and _kind_of(exercise).runs_code and not result.internal_error:
         learning = lambda count: _stderr().print(f"learning the {count} known mistakes of {exercise.id} (once per version of the exercise)…",  # noqa: E731
                                                  style="dim", markup=False)
         diagnosis = diagnose_grade(store, exercise, result, device=device, on_learning=learning)
         extra["diagnosis"] = diagnosis.to_dict()
         if rendered:
             render_diagnosis(console, diagnosis)
-    if repro and kind_of(exercise).runs_code and not result.internal_error:
+    if repro and _kind_of(exercise).runs_code and not result.internal_error:
         scripts = write_repro(exercise, result, target.path)
         extra["repro"] = scripts.to_dict()
         if rendered:
@@ -769,9 +775,24 @@ def _prove(bank: Bank, ids: list[str], device: str, *, changed_only: bool) -> "S
                              on_result=lambda exercise_id, variant, result: bar.update(task, advance=1, description=f"{exercise_id} {variant}: {result.status}"))
 
 
+def _command_line_app(argv: list[str]) -> typer.Typer:
+    """The app with only the command this command line names: typer builds every command's parameters
+    from its signature before running one, a third of a quick command's time. Anything else (help, a
+    mistyped command, shell completion) gets the whole app, to list or suggest commands from."""
+    named = next((arg for arg in argv if not arg.startswith("-")), None)  # the global options take no value
+    commands = [c for c in app.registered_commands if (c.name or typer.main.get_command_name(c.callback.__name__)) == named]
+    if not commands or any(key.endswith("_COMPLETE") for key in os.environ):
+        return app
+    import copy
+
+    narrow = copy.copy(app)
+    narrow.registered_commands = commands
+    return narrow
+
+
 def main(argv: list[str] | None = None) -> None:
     try:
-        typer.main.get_command(app).main(args=argv, prog_name="mlprep")
+        typer.main.get_command(_command_line_app(sys.argv[1:] if argv is None else argv)).main(args=argv, prog_name="mlprep")
     except SystemExit as done:
         if "torch" not in sys.modules:
             raise

@@ -634,6 +634,25 @@ print("heavy:", heavy)
     assert done.stdout.strip().splitlines()[-2:] == ["rich after the quick commands: False", "heavy: []"]
 
 
+def test_list_and_progress_load_no_kind_of_exercise_and_no_grade_record(tmp_path: Path, cli_environment: Path) -> None:
+    """`list` and `progress` print from the bank's metadata and the store: the modules of the kinds (and of
+    grade results) are for the commands about one exercise (issue 28's start-up target)."""
+    script = """
+import sys
+from mlprep.cli import main
+for args in (["list"], ["progress"]):
+    try:
+        main(args)
+    except SystemExit as done:
+        assert done.code in (0, None), (args, done.code)
+print("loaded:", sorted(m for m in sys.modules if m.startswith(("mlprep.kinds.", "mlprep.results", "mlprep.grading"))))
+"""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "MLPREP_BANK": str(cli_environment), "MLPREP_HOME": str(tmp_path / "home")}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "loaded: ['mlprep.kinds.base']"
+
+
 # -- the practice loop's commands (the loop itself: tests/test_loop_terminal.py) -------------------
 
 

@@ -139,3 +139,13 @@ def test_commands_are_glue() -> None:
 def test_package_faces_are_short(init: Path) -> None:
     """A sub-package's __init__ says what lives there and re-exports a small surface."""
     assert len(init.read_text().splitlines()) <= 70
+
+
+def test_each_kind_is_where_the_kinds_say_and_is_loaded_when_asked_for() -> None:
+    """mlprep.kinds imports a kind's module the first time the kind is asked for (a quick command loads
+    none it does not show): the lazy table must name every kind the bank knows, under its own name."""
+    from mlprep.bank import LAYOUTS
+    from mlprep.kinds import KINDS
+
+    assert list(KINDS) == list(LAYOUTS)
+    assert all(KINDS[name].name == name for name in KINDS)

@@ -15,14 +15,35 @@ torch (the kinds import the grading engine only to grade).
 
 from __future__ import annotations
 
-from mlprep.bank import Exercise
-from mlprep.kinds.base import Block, Kind, Lines, Note, Shown
-from mlprep.kinds.code import CodeKind
-from mlprep.kinds.debug import DebugKind
-from mlprep.kinds.quiz import QUESTION, QuizKind
-from mlprep.kinds.story import StoryKind
+import importlib
+from collections.abc import Iterator, Mapping
 
-KINDS: dict[str, Kind] = {kind.name: kind for kind in (CodeKind(), DebugKind(), QuizKind(), StoryKind())}
+from mlprep.bank import Exercise
+from mlprep.kinds.base import QUESTION, Block, Kind, Lines, Note, Shown
+
+# Where each kind lives. A kind's module is imported the first time the kind is asked for: a command
+# about one exercise loads one kind, and `mlprep list` none.
+_KIND_CLASSES = {"code": "code.CodeKind", "debug": "debug.DebugKind", "quiz": "quiz.QuizKind", "story": "story.StoryKind"}
+
+
+class _Kinds(Mapping[str, Kind]):
+    def __init__(self) -> None:
+        self._made: dict[str, Kind] = {}
+
+    def __getitem__(self, name: str) -> Kind:
+        if name not in self._made:
+            module, _, cls = _KIND_CLASSES[name].partition(".")
+            self._made[name] = getattr(importlib.import_module(f"mlprep.kinds.{module}"), cls)()
+        return self._made[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_KIND_CLASSES)
+
+    def __len__(self) -> int:
+        return len(_KIND_CLASSES)
+
+
+KINDS: Mapping[str, Kind] = _Kinds()
 
 
 def kind_of(exercise: Exercise) -> Kind:

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from mlprep.progress.schedule import Seed
     from mlprep.results import CheckResult, GradeResult
 
+QUESTION = "question"  # the review item of one quiz question: item id "<quiz id>/<question id>"
+
 
 @dataclass(frozen=True)
 class Block:

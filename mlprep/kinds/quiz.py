@@ -19,14 +19,13 @@ from typing import TYPE_CHECKING, Callable
 
 from mlprep.bank import Exercise
 from mlprep.errors import MlprepError
-from mlprep.kinds.base import Kind, Lines, Shown
+from mlprep.kinds.base import QUESTION, Kind, Lines, Shown
 from mlprep.kinds.proof import BugOutcome, ExerciseSelfCheck, Graded
 
 if TYPE_CHECKING:
     from mlprep.progress.schedule import Seed
     from mlprep.results import CheckResult, GradeResult
 
-QUESTION = "question"  # the review item of one quiz question: item id "<quiz id>/<question id>"
 
 
 def _shown_response(question, presentation, response) -> str:

@@ -16,7 +16,6 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from mlprep.kinds import kind_of
 from mlprep.text import duration_text, inert, plural
 
 if TYPE_CHECKING:
@@ -169,6 +168,8 @@ def exercise_header(exercise: Exercise, status: str) -> list[Cell]:
              status_cell(status)]
     if exercise.functions:
         cells.append((f"\ndefine: {', '.join(exercise.functions)}", ""))
+    from mlprep.kinds import kind_of  # here, not at the top: `list` imports this module and needs no kind
+
     cells.append((kind_of(exercise).header_note(exercise), ""))
     return cells
 
