@@ -1,7 +1,6 @@
 """The real bank: well-formed, and proven by the self-check (which CI runs through this file)."""
 
 import ast
-import json
 import os
 import subprocess
 import sys
@@ -47,17 +46,6 @@ def test_exercise_is_complete(bank, exercise_id):
         ast.parse(source)
         assert bug.summary
     assert len(exercise.alternatives()) >= 2
-
-
-@pytest.fixture(scope="module")
-def whole_bank_selfcheck(bank_cache_home, tmp_path_factory):
-    """`mlprep selfcheck --verbose --report R` over the whole bank: (the process, the report with every grade)."""
-    report = tmp_path_factory.mktemp("selfcheck") / "report.json"
-    process = subprocess.run(
-        [sys.executable, "-m", "mlprep", "selfcheck", "--verbose", "--report", str(report)], cwd=ROOT, capture_output=True, text=True, timeout=1500,
-        env={**os.environ, "COLUMNS": "200", "MLPREP_HOME": str(bank_cache_home)},
-    )
-    return process, json.loads(report.read_text()) if report.exists() else None
 
 
 @pytest.mark.parametrize("exercise_id", sorted(e.id for e in load_bank(ROOT).exercises if kind_of(e).runs_code))
