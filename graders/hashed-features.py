@@ -15,15 +15,16 @@ and normal tails are asymptotic: a factor of a few either way still leaves it be
 known mistake misses its bound by orders of magnitude, every time. Cases are fixed (no random draws):
 the same file gets the same verdict.
 
-- Stability: the learner's file runs in fresh interpreters (subprocesses started by the sandbox with
-  PYTHONHASHSEED=1, =2 and =1 again), which print their buckets and features; they must agree. A
+- Stability: the learner's file runs in fresh interpreters (subprocesses the sandbox starts and waits
+  for, with PYTHONHASHSEED=1 and =2), which print their buckets and features; they must agree. A
   second pair (the same PYTHONHASHSEED) hashes the keys after other keys and in reverse order: a
   vocabulary (numbering keys as they come) gives other buckets.
 - Independence of two hashings (field names, seeds, crosses' names): over N keys, how often the two
   buckets are equal (binomial, p = 1/m), how their difference (b - a) mod m spreads over 50 bins
   (chi-square: a constant offset, an ignored field name or seed put every difference in one bin), and
-  how the 64 pairs of their residues modulo 8 fill (chi-square: zlib.crc32, whose seed or prefix XORs a
-  constant into the hash, or FNV-1a without a final mix, keep the two hashings' low bits tied).
+  whether their residues modulo 8 are independent (Pearson's chi-square on the 8 x 8 table: zlib.crc32,
+  whose seed or prefix XORs a constant into the hash, or FNV-1a without a final mix, keep the two
+  hashings' low bits tied).
 - A cross is not a function of its fields' buckets: among rows whose fields share both buckets
   (n_buckets = 16), the crosses of two rows agree about 1 time in 16; any function of the buckets
   (their sum, product, or a hash of the bucket numbers) makes them agree every time.
@@ -35,9 +36,9 @@ the same file gets the same verdict.
 
 Hints follow the evidence: the value a known mistake gives (a constant offset between two hashings,
 every bucket equal, a cross equal to the sum or product of its fields' indices, a sign equal to the
-index's lowest bit, the formulas n^2 / 2m and m(1 - (1 - 1/m)^n)), or, for stability, a third
-interpreter with the same PYTHONHASHSEED as the first (agreeing with it shows that the buckets follow
-Python's salted hash()).
+index's lowest bit, the formulas n^2 / 2m and m(1 - (1 - 1/m)^n)), or, after a stability failure, a
+control: a third interpreter with the first one's PYTHONHASHSEED (agreeing with it shows that the
+buckets follow Python's salted hash()).
 """
 
 import ast
@@ -62,7 +63,7 @@ RESIDUES = 8  # and the joint residues modulo 8 of the two buckets (the hashings
 RTOL, ATOL_PER_KEY = 1e-7, 1e-12  # expected_collisions: |got - want| <= RTOL |want| + ATOL_PER_KEY * n_keys
 MARKER = "@@mlprep-hashed-features@@"
 
-EDGE_INT_STR = "A value's key is its decimal text: the int 7 and the string \"7\" are the same value, in the same bucket."
+EDGE_INT_STR = "A value enters the key as its text, `str(value)`: the int 7 and the string \"7\" are the same value, in the same bucket."
 EDGE_EMPTY = "With no fields and no crosses, featurize returns two empty arrays, the indices still of an integer dtype."
 EDGE_ONE_BUCKET = "With one bucket, every key after the first collides: expected_collisions(n, 1) is n - 1 (and 0 for n = 0)."
 EDGE_PRECISION = ("expected_collisions keeps its precision in real tables (n_buckets up to `2**40`): within 1e-7 relative plus"

@@ -7,7 +7,7 @@ import numpy as np
 def bucket(field, value, n_buckets, seed=0):
     """The bucket of `value` in the field named `field`: an int in [0, n_buckets), a function of (field,
     value, seed) alone, the same in every process and on every machine. The key is the field name and the
-    value's decimal text (7 and "7" are one value); each seed is an independent hashing. Raises
+    value's text, str(value) (7 and "7" are one value); each seed is an independent hashing. Raises
     ValueError when n_buckets < 1."""
     raise NotImplementedError("bucket: hash the key 'field=value' with a stable hash (hashlib), seeded, modulo n_buckets")
 

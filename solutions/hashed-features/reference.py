@@ -24,7 +24,7 @@ def _check_buckets(n_buckets):
 
 
 def _key(field, value):
-    """The text hashed for one field: its name and its value's decimal text, so 7 and "7" are one value."""
+    """The text hashed for one field: its name and its value's text, str(value), so 7 and "7" are one value."""
     return f"{field}={value}"
 
 
