@@ -878,15 +878,14 @@ def collisions_simulated(sub, ctx):
     for n, m, tables in SIMULATIONS:
         setup = f"tables = [[bucket('user', f't{{t}}-{{i}}', {m}) for i in range({n})] for t in range({tables})]"
         got = run(sub, f"{setup}\n[len(set(table)) for table in tables], expected_collisions({n}, {m})", pack=False)
-        band_text = f"{NORMAL_Z * collisions_sd(n, m) / math.sqrt(tables):.3g}"
-        code = f"{setup}\nsum({n} - len(set(t)) for t in tables) / {tables}, expected_collisions({n}, {m})  # within ±{band_text}"
+        band = NORMAL_Z * collisions_sd(n, m) / math.sqrt(tables)  # the simulated mean's normal bound
+        code = f"{setup}\nsum({n} - len(set(t)) for t in tables) / {tables}, expected_collisions({n}, {m})  # within ±{band:.3g}"
         if not isinstance(got, tuple) or len(got) != 2 or not isinstance(got[0], list) or len(got[0]) != tables:
             fail(f"{tables} tables of {n} keys: got {_described(got)}", failing_input=Call.code(code), what="collisions in simulated tables",
                  got="no results", first_index="")
         used, claimed = got
         claimed = as_float(claimed, what=f"expected_collisions({n}, {m})")
         simulated = n - float(np.mean(used))
-        band = NORMAL_Z * collisions_sd(n, m) / math.sqrt(tables)
         truth = true_collisions(n, m)
         if abs(simulated - claimed) <= band and abs(simulated - truth) <= band:
             continue
