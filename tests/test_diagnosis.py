@@ -174,6 +174,9 @@ EXPECTED = {
     "debug_denoiser__step_before_backward": "step_before_backward",
     # With Adam, zero_grad between backward and step moves no parameter at all: what stepping before backward does.
     "debug_denoiser__zero_grad_between_backward_and_step": "step_before_backward",
+    "hashed_features__salted_builtin_hash": "salted_builtin_hash",
+    "hashed_features__cross_sum_of_buckets": "cross_sum_of_buckets",
+    "hashed_features__sign_from_bucket_bits": "sign_from_bucket_bits",
 }
 
 
