@@ -40,7 +40,7 @@ class CodeKind(Kind):
     proof_variants = "bugs"
 
     def header_note(self, exercise: Exercise) -> str:
-        return f" · time limit {exercise.timeout_s:g} s per check"
+        return f" · time limit {exercise.timeout_s:g} s per grade"
 
     def grade(self, exercise: Exercise, path: Path, *, device: str = "auto", timeout_s: float | None = None, reveal: bool = False) -> GradeResult:
         from mlprep.grading.engine import grade_file  # heavy (numpy, torch): only grading code pays for it
