@@ -550,6 +550,10 @@ def test_selfcheck_says_one_line_per_exercise_unless_verbose() -> None:
     assert result.exit_code == 0, result.output
     assert "adds_two" not in result.stdout  # no kill table where nothing is wrong
     assert re.search(r"^add-one +ok +bugs 1/1 · diagnosed 1/1 · alternatives 1/1$", result.stdout, re.M)
+    from mlprep.grading._isolation import available
+
+    assert ("isolation: each sandbox in namespaces of its own" in result.stdout) == available()
+    assert ("isolation: NONE here" in result.stdout) == (not available())
     assert "self-check: OK" in result.stdout and len(result.stdout.splitlines()) < 10
     assert "--report" not in result.stdout and "grades" not in json.loads(run("selfcheck", "--json").stdout)["exercises"][0]
 
@@ -602,7 +606,8 @@ def test_selfcheck_passes_options_through_and_a_broken_exercise_is_a_miss(tmp_pa
     monkeypatch.setenv("MLPREP_BANK", str(bank))
     broken = run("selfcheck", "--json")
     assert broken.exit_code == ExitStatus.FAILED
-    assert json.loads(broken.stdout) == {"ok": False, "submissions": 1, "wall_s": 0.5, "exercises": [], "broken": [{"id": "half-done", "reason": "no exercise.toml"}]}
+    assert json.loads(broken.stdout) == {"ok": False, "submissions": 1, "wall_s": 0.5, "isolated": None, "exercises": [],
+                                         "broken": [{"id": "half-done", "reason": "no exercise.toml"}]}
     assert "half-done" in broken.stderr and "no exercise.toml" in broken.stderr
 
 # -- import weight ---------------------------------------------------------------------------------

@@ -171,6 +171,20 @@ def test_selfcheck_summary_when_all_is_well() -> None:
     assert "MISSED" not in out
 
 
+def test_selfcheck_says_whether_the_sandboxes_were_isolated() -> None:
+    """Without namespaces a file could read the bank's solutions: the self-check's summary says so."""
+    lines = {}
+    for isolated in (True, False, None):
+        c = console(300)
+        report = _report([_bug("b", "error", ["c1"])])
+        report.isolated = isolated
+        render.render_selfcheck(c, report)
+        lines[isolated] = [line for line in text_of(c).splitlines() if line.startswith("isolation:")]
+    assert lines[True] == ["isolation: each sandbox in namespaces of its own; the bank's solutions and graders out of its sight"]
+    assert len(lines[False]) == 1 and "NONE here" in lines[False][0] and "could read the bank's solutions" in lines[False][0]
+    assert lines[None] == []  # nothing ran in a sandbox (a quiz bank, or every proof from the cache)
+
+
 def test_the_loops_exercise_table_is_mlprep_lists() -> None:
     exercises = [SimpleNamespace(id=i, title=f"{i} title", kind="code", topic="t", difficulty="easy") for i in ("a", "b")]
     c = console()

@@ -106,6 +106,7 @@ class ForkServer:
         )
         theirs.close()
         self._ready = False
+        self.isolated = False
 
     def _wait_ready(self) -> None:
         if self._ready:
@@ -119,6 +120,13 @@ class ForkServer:
             error = self._errors.read().decode(errors="replace")[-3000:]
             raise ForkServerError(f"the grading worker did not start: {error or 'no answer'}")
         self._ready = True
+        self.isolated = bool(message.get("isolated"))
+
+    def sandboxes_isolated(self) -> bool:
+        """Whether each sandbox runs in namespaces of its own (see _isolation): the bank out of its sight."""
+        with self._lock:
+            self._wait_ready()
+        return self.isolated
 
     def spawn(self, config: dict[str, Any], fds: tuple[int, int, int, int], workdir: str) -> tuple[int, bool]:
         """Fork a sandbox serving `config` on fds (requests in, replies out, output, wait status):

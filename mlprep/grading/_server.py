@@ -163,7 +163,7 @@ class _Server:
         signal.set_wakeup_fd(wakeup_w)
         signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so that SIGCHLD reaches the wakeup fd
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the judge decides when we stop
-        send_message(self.sock, {"ready": True})
+        send_message(self.sock, {"ready": True, "isolated": self.isolated})
         try:
             while True:
                 try:

@@ -75,6 +75,14 @@ def cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
+def sandboxes_isolated() -> bool:
+    """Whether the sandboxes here run in namespaces of their own, the bank's solutions and graders out of
+    their sight (Linux with unprivileged user namespaces); where not, a file can read what it must not."""
+    from mlprep.grading._forkserver import fork_server
+
+    return fork_server().sandboxes_isolated()
+
+
 def require_device(device: str) -> None:
     """`--device cuda` where no GPU is visible is a usage error, never a grade: its CUDA scenarios could
     not run, and a pass of the rest would be recorded as a pass on CUDA."""

@@ -33,6 +33,7 @@ class SelfCheckReport:
     exercises: list[ExerciseSelfCheck]
     submissions: int = 0
     wall_s: float = 0.0
+    isolated: bool | None = None  # the sandboxes in namespaces of their own, the bank out of their sight (None: no sandbox ran)
 
     @property
     def ok(self) -> bool:
@@ -57,7 +58,7 @@ class SelfCheckReport:
             if not grades:
                 del data["grades"]
             exercises.append(data)
-        return {"ok": self.ok, "submissions": self.submissions, "wall_s": round(self.wall_s, 2), "exercises": exercises}
+        return {"ok": self.ok, "submissions": self.submissions, "wall_s": round(self.wall_s, 2), "isolated": self.isolated, "exercises": exercises}
 
 
 def selfcheck_exercises(bank: Bank, ids: list[str] | None = None) -> list[Exercise]:
@@ -71,7 +72,7 @@ def run_selfcheck(bank: Bank, ids: list[str] | None = None, *, device: str = "au
     `on_result(exercise id, variant, grade)` as each is graded. Each proof that holds is cached, keyed by
     the content of the exercise's files and of mlprep's own; `changed_only`: an exercise whose cached
     proof has the same key is not proved again (its outcome comes from the cache, marked so)."""
-    from mlprep.grading.engine import grade_file
+    from mlprep.grading.engine import grade_file, sandboxes_isolated
 
     started = time.perf_counter()
     exercises = selfcheck_exercises(bank, ids)
@@ -110,7 +111,8 @@ def run_selfcheck(bank: Bank, ids: list[str] | None = None, *, device: str = "au
         if report.ok:
             _cache_proof(exercise, keys[exercise.id], report)
         reports.append(report)
-    return SelfCheckReport(reports, submissions=len(plan), wall_s=time.perf_counter() - started)
+    isolated = sandboxes_isolated() if any(kind_of(exercise).runs_code for exercise, _ in plan) else None
+    return SelfCheckReport(reports, submissions=len(plan), wall_s=time.perf_counter() - started, isolated=isolated)
 
 
 # -- the cache of proofs ------------------------------------------------------------------------------

@@ -538,6 +538,11 @@ def render_selfcheck(console: Console, report: SelfCheckReport, *, verbose: bool
     alone, shared, total = report.diagnosis_rate()
     console.print(Text(f"diagnosis: {alone}/{total} caught bugs diagnosed as themselves alone ({100 * alone / max(total, 1):.0f}%),"
                        f" {shared} as themselves among others (see the table), {total - alone - shared} not as themselves"))
+    if report.isolated is not None:
+        console.print(Text("isolation: each sandbox in namespaces of its own; the bank's solutions and graders out of its sight" if report.isolated else
+                           "isolation: NONE here (this system allows no unprivileged user namespaces): a file graded here runs with your"
+                           " permissions and could read the bank's solutions; the verdicts above hold for honest files only",
+                           style="" if report.isolated else "bold yellow"))
     cached = sum(o.cached for o in report.exercises)
     console.print(Text(f"{report.submissions} submissions graded in {duration_text(report.wall_s) if report.wall_s >= 60 else f'{report.wall_s:.1f}s'}"
                        + (f"; {cached} of the {n} proofs from the cache (nothing they depend on changed)" if cached else ""), style="bold"))
