@@ -1,39 +1,24 @@
 """Checks for `drift-psi`: the population stability index on bins cut at the training quantiles.
 
-The quantile method is free (the prompt says so), so there is not one expected value but a few: the judge
-cuts the bins with each of np.quantile's 13 methods (at the levels k / bins as code usually computes them,
-which differ in the last bit), puts a value that lies exactly on an edge in the upper bin and then in the
-lower one, and accepts the learner's value when it matches any of the resulting PSIs
-within the tolerance of the samples' dtype (float64 and integers: rtol = atol = 1e-7; float32: rtol =
-1.3e-6, atol = 1e-5, as a float32 computation may be). The training samples hold distinct values and a
-multiple of `bins` of them, so the methods differ by at most one training row per edge (the order-statistic
-methods put the edge on a training value, and the side decides its bin); hand-built production values stay
-out of the gaps between the order statistics around each edge. The message shows the value of np.quantile's
-default (linear) method with bins closed on the left, [e_k-1, e_k), and lists the others. Shares are
-max(count / n, 1e-4), not renormalised; PSI = sum((p_prod - p_train) * ln(p_prod / p_train)), summed with
-math.fsum here.
-
-Hints follow the evidence: after a wrong value the judge recomputes what each known mistake gives on the same
-input (bins from prod, equal widths, closed outer bins, log10, KL one way, the floor added or renormalised,
-one bin too few or too many, the sign flipped) and names the one the learner's value matches; a non-finite
-value where a bin is empty is the missing floor.
+The quantile method is free, so the judge accepts a few values: the PSIs of np.quantile's 13 methods (at the
+levels k / bins as code usually computes them) with a value on an edge in either bin, within the samples'
+dtype tolerance. The training samples hold a multiple of `bins` distinct values, so the methods differ by
+at most one training row per edge; hand-built production values stay out of the gaps around the edges.
+A wrong value names the known mistake it equals, when one (or two) do.
 """
 
 import math
 
 import numpy as np
 
-from mlprep.grading import as_float, assert_keeps_precision, check, fail, inputs_unchanged, shrink_on_failure, tolerance_for
+from mlprep.grading import as_float, assert_keeps_precision, check, fail, grid, inputs_unchanged, mistake_hint, shrink_on_failure, sized, tolerance_for
 
 FLOOR = 1e-4
-MISTAKE_RTOL = 1e-9
 METHODS = ("linear", "inverted_cdf", "averaged_inverted_cdf", "closest_observation", "interpolated_inverted_cdf", "hazen", "weibull",
            "median_unbiased", "normal_unbiased", "lower", "higher", "midpoint", "nearest")
 
 
-# ---------------------------------------------------------------------------------------------
-# The definition, judge side
-# ---------------------------------------------------------------------------------------------
+# -- the definition, judge side ---------------------------------------------------------------------
 def f64(x):
     return np.asarray(x, dtype=np.float64)
 
@@ -127,20 +112,11 @@ def mistakes(train, prod, bins):
 
 
 def likely_cause(value, train, prod, bins):
-    want = admissible(train, prod, bins)
-    matches = [text for text, v in mistakes(train, prod, bins).items()
-               if not any(math.isclose(v, w, rel_tol=1e-6, abs_tol=1e-12) for w in want)
-               and math.isclose(value, v, rel_tol=MISTAKE_RTOL, abs_tol=1e-12)]
-    if len(matches) == 1:
-        return f"Your value matches a known mistake: {matches[0]}."
-    if len(matches) == 2:
-        return f"Your value matches two known mistakes here: {matches[0]}; or {matches[1]}."
-    return ""
+    return mistake_hint(value, mistakes(train, prod, bins), wants=admissible(train, prod, bins), apart=(1e-6, 1e-12), say="Your value matches a known mistake: {}.",
+                        two="Your value matches two known mistakes here: {}; or {}.")
 
 
-# ---------------------------------------------------------------------------------------------
-# Judging one call
-# ---------------------------------------------------------------------------------------------
+# -- judging one call -------------------------------------------------------------------------------
 def describe(train, prod, bins):
     train, prod = np.asarray(train), np.asarray(prod)
     def values(x, whose):
@@ -170,9 +146,7 @@ def judge(sub, train, prod, bins=10, scenario="", pass_bins=True):
          explain=explain, what=what, scenario=where, first_index="(scalar)", expected=f"{want[0]!r}", got=f"{value!r}", rtol=rtol, atol=atol)
 
 
-# ---------------------------------------------------------------------------------------------
-# Inputs: distinct training values, a multiple of bins of them
-# ---------------------------------------------------------------------------------------------
+# -- inputs: distinct training values, a multiple of bins of them ------------------------------------
 def sample(rng, kind, n):
     if kind == "normal":
         return rng.standard_normal(n)
@@ -181,29 +155,27 @@ def sample(rng, kind, n):
     return rng.exponential(2.0, n)
 
 
-def small_cases():
-    """Hypothesis cases (train, prod, bins): 2-4 bins, 1-4 distinct training integers per bin, 1-8 production values in halves."""
+def as_case(drawn):
+    train, prod, bins = drawn
+    return np.array(train, dtype=np.float64), np.array(prod), bins
+
+
+def small_case(bins, m):
+    """Hypothesis cases (train, prod, bins): m distinct training integers per bin, 1-8 production values in halves."""
     from hypothesis import strategies as st
 
-    def case(bins_m):
-        bins, m = bins_m
-        return st.tuples(st.lists(st.integers(-12, 12), unique=True, min_size=bins * m, max_size=bins * m),
-                         st.lists(st.integers(-30, 30), min_size=1, max_size=8), st.just(bins))
-
-    return (st.tuples(st.integers(2, 4), st.integers(1, 4)).flatmap(case)
-            .map(lambda c: (np.array(c[0], dtype=np.float64), np.array(c[1]) / 2, c[2])))
+    return st.tuples(st.lists(st.integers(-12, 12), unique=True, min_size=bins * m, max_size=bins * m), st.lists(grid(-30, 30, 2), min_size=1, max_size=8),
+                     st.just(bins)).map(as_case)
 
 
 def shrinking(sub):
-    return shrink_on_failure(sub, small_cases, lambda case: judge(sub, *case))
+    return shrink_on_failure(sub, lambda: sized((2, 4), (1, 4), then=small_case), lambda case: judge(sub, *case))
 
 
 HAND_TRAIN = np.array([1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0])  # skewed: 3 per bin with bins = 4
 
 
-# ---------------------------------------------------------------------------------------------
-# Checks
-# ---------------------------------------------------------------------------------------------
+# -- checks -----------------------------------------------------------------------------------------
 @check("identical samples give 0")
 def identical(sub, ctx):
     rng = ctx.rng(1)

@@ -1,33 +1,21 @@
 """Checks for `xgb-missing`: XGBoost's best split of one feature, with a learned direction for missing values.
 
-The judge never compares thresholds: any threshold that makes the same partition is as good. It takes
-the learner's (threshold, default_left), makes the partition the contract defines (present rows with
-x < threshold left, missing rows left exactly when default_left), and checks, in this order: that both
-children are non-empty; that the returned gain is that partition's gain (recomputed here in float64:
-0.5 * [G_L^2/(H_L + lam) + G_R^2/(H_R + lam) - G^2/(H + lam)] - gamma); that no candidate does better
-(brute force here, every threshold at a distinct present value or +inf, both default directions).
-Gains are compared at float64's tolerance (1e-7 relative plus 1e-7); partitions of equal gain are all
-accepted.
-
-Hints follow the evidence: a gain that is not its partition's is compared with what each known
-mistake gives for that partition (lam or gamma or the 0.5 left out, no parent term, the missing rows
-left out of the totals, x <= threshold going left, a cut between rows of equal x); a partition that
-is not the best is compared with the best of the candidates a known mistake keeps (missing rows only
-ever sent right, no candidate that leaves the missing rows alone).
+Thresholds are never compared: the judge makes the partition of the learner's (threshold, default_left)
+and checks, in this order, that both children are non-empty, that the returned gain is that partition's
+(recomputed in float64), and that no candidate of the brute force does better; partitions of equal gain
+are all accepted. A wrong gain or a split that is not the best names the known mistake it matches.
 """
 
 import numpy as np
 
-from mlprep.grading import CheckFailed, as_float, assert_close, check, expect_sequence, fail, inputs_unchanged, shrink_on_failure
+from mlprep.grading import as_float, assert_close, check, expect_sequence, explained, fail, inputs_unchanged, lists_of, matching_mistakes, shrink_on_failure, sized
 
 NAN = float("nan")
 RTOL = ATOL = 1e-7  # float64's tolerance, for every gain
 HINT_RTOL = 1e-9  # a mistake's value counts as evidence only when the learner's gain matches it this closely
 
 
-# ---------------------------------------------------------------------------------------------
-# The judge's side: partitions and their gains
-# ---------------------------------------------------------------------------------------------
+# -- the judge's side: partitions and their gains ----------------------------------------------------
 def partition(x, threshold, default_left):
     """The rows that go left: present rows with x < threshold, missing rows when default_left."""
     missing = np.isnan(x)
@@ -35,8 +23,8 @@ def partition(x, threshold, default_left):
         return np.where(missing, bool(default_left), x < threshold)
 
 
-def gain_terms(left, g, h, lam, gamma, rows=None):
-    """0.5 * [G_L^2/(H_L + lam) + G_R^2/(H_R + lam) - G^2/(H + lam)] - gamma, and its pieces, over `rows` (all by default)."""
+def gain_terms(left, g, h, rows=None):
+    """The sums of the gain 0.5 * [G_L^2/(H_L + lam) + G_R^2/(H_R + lam) - G^2/(H + lam)] - gamma, over `rows` (all by default)."""
     rows = np.ones(len(g), dtype=bool) if rows is None else rows
     GL, HL = g[left & rows].sum(), h[left & rows].sum()
     GR, HR = g[~left & rows].sum(), h[~left & rows].sum()
@@ -45,7 +33,7 @@ def gain_terms(left, g, h, lam, gamma, rows=None):
 
 
 def split_gain(left, g, h, lam, gamma):
-    GL, HL, GR, HR, G, H = gain_terms(left, g, h, lam, gamma)
+    GL, HL, GR, HR, G, H = gain_terms(left, g, h)
     return 0.5 * (GL**2 / (HL + lam) + GR**2 / (HR + lam) - G**2 / (H + lam)) - gamma
 
 
@@ -70,16 +58,9 @@ def best_of(found):
     return max(found, key=lambda c: c[0]) if found else None
 
 
-def no_split_reason(x):
-    missing = np.isnan(x)
-    if missing.all():
-        return "every row is missing"
-    return "one distinct value and no missing row" if not missing.any() else ""
-
-
 def mistaken_gains(left, x, g, h, lam, gamma, threshold):
     """{what the code does wrong: the gain it reports for the learner's own (threshold, default_left)}."""
-    GL, HL, GR, HR, G, H = gain_terms(left, g, h, lam, gamma)
+    GL, HL, GR, HR, G, H = gain_terms(left, g, h)
     score = lambda G_, H_, lam_=lam: G_**2 / (H_ + lam_) if H_ + lam_ > 0 else np.nan  # NaN: never evidence
     bracket = score(GL, HL) + score(GR, HR) - score(G, H)
     found = {
@@ -94,7 +75,7 @@ def mistaken_gains(left, x, g, h, lam, gamma, threshold):
                 " (and G_R = G - G_L, H_R = H - H_L) must count them")
         present = ~missing
         # Missing rows left out everywhere, or left out of the totals only (and added to the left child when default_left).
-        pGL, pHL, pGR, pHR, pG, pH = gain_terms(left, g, h, lam, gamma, rows=present)
+        pGL, pHL, pGR, pHR, pG, pH = gain_terms(left, g, h, rows=present)
         found[drop] = 0.5 * (score(pGL, pHL) + score(pGR, pHR) - score(pG, pH)) - gamma
         found[drop + " "] = 0.5 * (score(GL, HL) + score(pG - GL, pH - HL) - score(pG, pH)) - gamma
     if threshold is not None and np.isfinite(threshold) and np.any(x == threshold):
@@ -122,11 +103,10 @@ def cut_inside_ties(x, g, h, lam, gamma, got_gain):
 
 def gain_hint(left, x, g, h, lam, gamma, threshold, got_gain, want_gain):
     """The known mistake the learner's gain matches, when exactly one does."""
-    matches = {text.strip() for text, value in mistaken_gains(left, x, g, h, lam, gamma, threshold).items()
-               if np.isfinite(value) and not np.isclose(value, want_gain, rtol=RTOL, atol=ATOL)
-               and np.isclose(got_gain, value, rtol=HINT_RTOL, atol=HINT_RTOL)}
+    matches = matching_mistakes(got_gain, mistaken_gains(left, x, g, h, lam, gamma, threshold), want=want_gain, apart=(RTOL, ATOL), rtol=HINT_RTOL,
+                                atol=HINT_RTOL, finite_only=True)
     if len(matches) == 1:
-        return f"Your gain matches a known mistake: {matches.pop()}."
+        return f"Your gain matches a known mistake: {matches[0]}."
     if not matches and cut_inside_ties(x, g, h, lam, gamma, got_gain):
         return ("Your gain is that of a cut between two rows with the same x, which no threshold makes: rows with equal x go"
                 " to the same side, so cut only where the sorted value changes.")
@@ -143,22 +123,14 @@ def describe_split(threshold, default_left, gain, left):
     return f"threshold {threshold:g}, default_left={bool(default_left)} (gain {gain:.8g}{rows})"
 
 
-def as_bool(value):
+def as_flag(value):
     """A Python or NumPy bool (or the integer 0 or 1) as a bool; None for anything else."""
     if np.ndim(value) == 0 and np.asarray(value).dtype.kind in "bi" and np.asarray(value).item() in (0, 1):
         return bool(np.asarray(value).item())
     return None
 
 
-def as_default_left(value, scenario):
-    if as_bool(value) is None:
-        fail(f"default_left ({scenario}): expected a bool, got {type(value).__name__} {str(value)[:60]}", what="default_left")
-    return as_bool(value)
-
-
-# ---------------------------------------------------------------------------------------------
-# Judging one call
-# ---------------------------------------------------------------------------------------------
+# -- judging one call --------------------------------------------------------------------------------
 def judge_split(sub, x, g, h, lam, gamma, what=""):
     """best_split(x, g, h, lam, gamma) against the brute-force best, the checks in the order the module's docstring gives."""
     scenario = describe(x, lam, gamma, what)
@@ -182,7 +154,9 @@ def judge_split(sub, x, g, h, lam, gamma, what=""):
     threshold = as_float(got_threshold, what="threshold", scenario=scenario)
     if np.isnan(threshold):
         fail(f"threshold ({scenario}): got NaN; x < NaN is False for every row. Return a number (+inf or -inf included).", what="threshold")
-    default_left = as_default_left(got_default, scenario)
+    default_left = as_flag(got_default)
+    if default_left is None:
+        fail(f"default_left ({scenario}): expected a bool, got {type(got_default).__name__} {str(got_default)[:60]}", what="default_left")
     gain = as_float(got_gain, what="gain", scenario=scenario)
     left = partition(x, threshold, default_left)
     if left.all() or not left.any():
@@ -192,11 +166,8 @@ def judge_split(sub, x, g, h, lam, gamma, what=""):
              what="partition", threshold=threshold, default_left=default_left, explain=lambda: empty_child_hint(x, threshold, left))
     own_gain = split_gain(left, g, h, lam, gamma)
     split_text = f"threshold {threshold:g}, default_left={default_left}"
-    try:
+    with explained(lambda: gain_hint(left, x, g, h, lam, gamma, threshold, gain, own_gain)):
         assert_close(gain, own_gain, what=f"gain of your split ({split_text})", scenario=scenario, rtol=RTOL, atol=ATOL)
-    except CheckFailed as failure:
-        failure.explain = lambda: gain_hint(left, x, g, h, lam, gamma, threshold, gain, own_gain)
-        raise
     if own_gain < best_gain - (ATOL + RTOL * abs(best_gain)):
         fail(f"best_split ({scenario}): your split, {describe_split(threshold, default_left, own_gain, left)}, is not the best; the best is"
              f" {best_text}.", what="gain of the best split", expected=float(best_gain), got=float(own_gain),
@@ -230,9 +201,10 @@ def candidate_hint(x, g, h, lam, gamma, left, best_default, best_left):
 
 def judge_no_split(got, x, scenario):
     threshold, default_left, gain = got
-    reason = no_split_reason(x) or "no split leaves rows on both sides"
+    missing = np.isnan(x)
+    reason = "every row is missing" if missing.all() else "one distinct value and no missing row" if not missing.any() else "no split leaves rows on both sides"
     try:
-        ok = threshold is None and as_bool(default_left) is False and float(np.asarray(gain)) == -np.inf
+        ok = threshold is None and as_flag(default_left) is False and float(np.asarray(gain)) == -np.inf
     except (TypeError, ValueError):
         ok = False
     if not ok:
@@ -241,9 +213,7 @@ def judge_no_split(got, x, scenario):
              what="best_split's result", expected="(None, False, -inf)", got=shown[:80])
 
 
-# ---------------------------------------------------------------------------------------------
-# Inputs
-# ---------------------------------------------------------------------------------------------
+# -- inputs ------------------------------------------------------------------------------------------
 def arrays(x, g, h):
     return np.array(x, dtype=np.float64), np.array(g, dtype=np.float64), np.array(h, dtype=np.float64)
 
@@ -260,29 +230,20 @@ def logistic_case(seed, n, missing_rate, decimals=1):
     return x, p - y, p * (1 - p)
 
 
-def small_cases():
-    """Hypothesis cases (x, g, h, lam, gamma): 1-8 rows, x from {0, 1, 2, 3, NaN} (ties and missing), dyadic g and h."""
+def as_case(drawn):
+    x, g, h, lam, gamma = drawn
+    return (*arrays(x, g, h), lam, gamma)
+
+
+def small_case(n):
+    """Hypothesis cases (x, g, h, lam, gamma) of n rows, x from {0, 1, 2, 3, NaN} (ties and missing), dyadic g and h."""
     from hypothesis import strategies as st
 
-    @st.composite
-    def case(draw):
-        n = draw(st.integers(1, 8))
-        column = lambda values: draw(st.lists(st.sampled_from(values), min_size=n, max_size=n))
-        x = column([0.0, 1.0, 2.0, 3.0, NAN])
-        g = column([1.0, -1.0, 0.5, -0.5, 2.0, -2.0])
-        h = column([1.0, 0.5, 0.25])
-        return (*arrays(x, g, h), draw(st.sampled_from([1.0, 0.0, 3.0])), draw(st.sampled_from([0.0, 0.5])))
-
-    return case()
+    x, g, h = (lists_of(st.sampled_from(values), n) for values in ([0.0, 1.0, 2.0, 3.0, NAN], [1.0, -1.0, 0.5, -0.5, 2.0, -2.0], [1.0, 0.5, 0.25]))
+    return st.tuples(x, g, h, st.sampled_from([1.0, 0.0, 3.0]), st.sampled_from([0.0, 0.5])).map(as_case)
 
 
-def shrinking(sub):
-    return shrink_on_failure(sub, small_cases, lambda case: judge_split(sub, *case))
-
-
-# ---------------------------------------------------------------------------------------------
-# Checks
-# ---------------------------------------------------------------------------------------------
+# -- checks ------------------------------------------------------------------------------------------
 @check("hand-built: the best of every threshold and both default directions")
 def hand_built(sub, ctx):
     judge_split(sub, *arrays([1, 2, 3, 4], [-1, -1, 1, 1], [1, 1, 1, 1]), 1.0, 0.0)
@@ -349,7 +310,7 @@ def tied_values(sub, ctx):
 
 @check("random logistic gradients with ties and missing values equal brute force")
 def random_cases(sub, ctx):
-    with shrinking(sub):
+    with shrink_on_failure(sub, lambda: sized((1, 8), then=small_case), lambda case: judge_split(sub, *case)):
         for seed, n, rate, lam, gamma in ((31, 30, 0.2, 1.0, 0.0), (32, 200, 0.1, 0.0, 0.0), (33, 200, 0.5, 5.0, 0.3), (34, 2000, 0.3, 1.0, 0.1)):
             judge_split(sub, *logistic_case(seed, n, rate), lam, gamma)
 
