@@ -11,7 +11,8 @@ renormalised multiplicative updates instead of exp(-M)).
 
 import numpy as np
 
-from mlprep.grading import Call, Snapshot, as_float, assert_close, assert_shape, check, fail, fail_if_changed, inputs_from_code, literal, mistake_hint, on_input, scenario
+from mlprep.grading import (Call, Snapshot, as_float, assert_close, assert_shape, check, fail, fail_if_changed, inputs_from_code, literal, mistake_hint, on_input,
+                            outcome, scenario)
 
 ALPHA_RTOL, ALPHA_ATOL = 1e-6, 1e-9
 FALL = 1e-12  # the loss must fall by more than rounding: loss_t < (1 - FALL) loss_(t-1)
@@ -36,6 +37,20 @@ def boost(module, code, rounds):
     prefixes, a stepped slice, the whole ensemble with y flipped, and on new rows; plus which of X and y it all changed."""
     X, y, X_test, y_test = build(code)
     before = Snapshot(X=X, y=y)
+    out = boosted(module, X, y, X_test, y_test, rounds)
+    return out if "fit_returned" in out else {**out, "changed": before.changed()}
+
+
+@scenario(repro=_boost_repro)
+def changed_by_boosting(module, code, rounds):
+    """Scenario: which of X and y boost's calls change, whatever they return or raise (the other checks judge that)."""
+    X, y, X_test, y_test = build(code)
+    before = Snapshot(X=X, y=y)
+    outcome(lambda: boosted(module, X, y, X_test, y_test, rounds))
+    return before.changed()
+
+
+def boosted(module, X, y, X_test, y_test, rounds):
     fitted = module.fit(X, y, rounds)
     if not (isinstance(fitted, (tuple, list)) and len(fitted) == 2):
         return {"fit_returned": type(fitted).__name__ if not isinstance(fitted, (tuple, list)) else f"a sequence of {len(fitted)}"}
@@ -50,7 +65,6 @@ def boost(module, code, rounds):
         out["flipped"] = module.margins(X, -y, stumps, alphas)
         out["test_single"] = [module.margins(X_test, y_test, stumps[t:t + 1], alphas[t:t + 1]) for t in range(T)]
         out["test_full"] = module.margins(X_test, y_test, stumps, alphas)
-    out["changed"] = before.changed()
     return out
 
 
@@ -296,7 +310,8 @@ PERFECT = [  # (what, X, y): one stump classifies every row
 ]
 
 
-@check("a perfect stump gets a finite alpha, without dividing by zero (np.errstate raises)")
+@check("a perfect stump gets a finite alpha, without dividing by zero (np.errstate raises)",
+       edge="A perfect stump (err_t = 0) must not divide by zero: give it any finite alpha > 0 (...) and stop training, or cap err and continue.")
 def perfect_stump(sub, ctx):
     for what, X, y in PERFECT:
         code = data_code(X, y)
@@ -312,10 +327,13 @@ def perfect_stump(sub, ctx):
                      " the first stump, so every margin must be positive", what="margins")
 
 
+CIRCLE = ("100 points in a circle, 2 features", circle_code(11, 100, 10), 200)
+
+
 @check("training error after 200 rounds is below that after one (100 points in a circle)")
 def boosting_helps(sub, ctx):
-    code, rounds = circle_code(11, 100, 10), 200
-    fitted = Boosted(sub, "100 points in a circle, 2 features", code, rounds)
+    what, code, rounds = CIRCLE
+    fitted = Boosted(sub, what, code, rounds)
     prefix = dict((t, np.asarray(m, dtype=np.float64)) for t, m in fitted.got["prefix"])
     first, last = (float(np.mean(prefix[t] <= 0)) for t in (1, fitted.T))
     if not last < first:
@@ -339,3 +357,6 @@ def inputs_kept(sub, ctx):
             fail(f"fit ({what}): expected a tuple (stumps, alphas), got {got.get('fit_returned') if isinstance(got, dict) else type(got).__name__}",
                  what="fit's result")
         fail_if_changed(got["changed"], who="fit or margins", where=what, failing_input=shown(code, rounds, f"{', '.join(got['changed'])}  # changed"))
+    for what, code, rounds in [CASES[2], *((what, data_code(X, y), 5) for what, X, y in PERFECT)]:  # the other checks' inputs (boosting_helps' circle: CASES[2]'s kind)
+        changed = sub.run(changed_by_boosting, code, rounds)
+        fail_if_changed(changed, who="fit or margins", where=what, failing_input=shown(code, rounds, f"{', '.join(changed)}  # changed"))

@@ -10,9 +10,11 @@ import math
 
 import numpy as np
 
-from mlprep.grading import Call, CheckFailed, check, expect_raises, fail, grid, literal, mistake_hint, raised_by, scenario, shrink_on_failure
+from mlprep.grading import (Call, CheckFailed, check, control_value, describe_value, expect_raises, fail, grid, literal, mistake_hint, raised_by, scenario,
+                            shrink_on_failure)
 
 RECORD = "(what step returned, best_round, best_loss) after each round"
+A_LOSSES, B_LOSSES = [1.0, 0.5, 0.75, 0.875], [4.0, 3.0, 2.0, 1.0]  # two stoppers side by side: a stops at round 3, b never
 MISTAKES = {
     "off_by_one": "stops only once more than patience rounds have passed without improvement (> patience instead of >= patience): one round late",
     "min_delta_ignored": "ignores min_delta: every decrease counts as an improvement",
@@ -25,8 +27,9 @@ MISTAKES = {
 }
 
 
-def _plain(value):
-    return value if value is None or isinstance(value, (bool, int, float)) else f"<a {type(value).__name__}: {str(value)[:40]}>"
+def plain(value):
+    """A NumPy scalar or 0-d array as the Python value it holds: step may return np.bool_, best_round may be an np.int64."""
+    return value.item() if isinstance(value, (np.generic, np.ndarray)) and np.ndim(value) == 0 else value
 
 
 def stopper_code(interface, patience, min_delta, losses):
@@ -42,21 +45,33 @@ def run_stopper(module, patience, min_delta, losses):
     history = []
     for loss in losses:
         stop = stopper.step(loss)
-        history.append([_plain(stop), _plain(getattr(stopper, "best_round", "<missing>")), _plain(getattr(stopper, "best_loss", "<missing>"))])
+        history.append([stop, getattr(stopper, "best_round", "<missing>"), getattr(stopper, "best_loss", "<missing>")])
         if stop:
             break
     return history
 
 
-TWO_CODE = ("a, b = EarlyStopper(2), EarlyStopper(2)\nsteps = [(a.step(x), b.step(y)) for x, y in zip([1.0, 0.5, 0.75, 0.875], [4.0, 3.0, 2.0, 1.0])]\n"
+TWO_CODE = (f"a, b = EarlyStopper(2), EarlyStopper(2)\nsteps = [(a.step(x), b.step(y)) for x, y in zip({A_LOSSES}, {B_LOSSES})]\n"
             "steps, (a.best_round, a.best_loss, b.best_round, b.best_loss)")
 
 
 @scenario(repro=lambda interface: Call.code(TWO_CODE))
 def two_stoppers(module):
     a, b = module.EarlyStopper(2), module.EarlyStopper(2)
-    steps = [[_plain(a.step(x)), _plain(b.step(y))] for x, y in zip([1.0, 0.5, 0.75, 0.875], [4.0, 3.0, 2.0, 1.0])]
-    return steps, [_plain(getattr(s, name, None)) for s in (a, b) for name in ("best_round", "best_loss")]
+    steps = [[a.step(x), b.step(y)] for x, y in zip(A_LOSSES, B_LOSSES)]
+    return steps, [getattr(s, name, None) for s in (a, b) for name in ("best_round", "best_loss")]
+
+
+@scenario(repro=lambda interface: Call.code(f"b = EarlyStopper(2)\n[b.step(y) for y in {B_LOSSES}], b.best_round, b.best_loss"))
+def interference(module):
+    """Scenario, a control: a fresh stopper on B_LOSSES, then another after a third stopper took a record low loss; with its own
+    state, the second gives the same steps, best_round and best_loss as the first."""
+    records = []
+    for _ in range(2):
+        b = module.EarlyStopper(2)
+        records.append([[b.step(y) for y in B_LOSSES], getattr(b, "best_round", None), getattr(b, "best_loss", None)])
+        module.EarlyStopper(2).step(-1e6)
+    return records
 
 
 # -- the judge's side: brute force, and the known mistakes --------------------------------------------
@@ -94,6 +109,35 @@ def simulate(patience, min_delta, losses, mistake):
     return out
 
 
+def read_two(got):
+    """two_stoppers' record (steps, best values), NumPy scalars read as the Python values they hold."""
+    steps, best = got
+    return [[plain(v) for v in pair] for pair in steps], [plain(v) for v in best]
+
+
+def two_records(mistake=None):
+    """two_stoppers' record for stoppers with the known `mistake` (None: the contract's), or None where one would stop early."""
+    a, b = (brute_force(2, None, losses) if mistake is None else simulate(2, None, losses, mistake) for losses in (A_LOSSES, B_LOSSES))
+    if len(a) < len(A_LOSSES) or len(b) < len(B_LOSSES):
+        return None
+    return [[x[0], y[0]] for x, y in zip(a, b)], [a[-1][1], a[-1][2], b[-1][1], b[-1][2]]
+
+
+def two_stoppers_hint(sub, got):
+    """Shared state, when a fresh stopper on B_LOSSES gives other values after another stopper took a record low loss; otherwise
+    the known mistake that the record shows."""
+    runs = control_value(sub, interference, read=lambda runs: [[[plain(stop) for stop in steps], plain(r), plain(loss)] for steps, r, loss in runs])
+    if runs is None:
+        return ""
+    if runs[0] != runs[1]:
+        return (f"A fresh stopper on {B_LOSSES} gives steps {runs[0][0]}, best_round {runs[0][1]!r} and best_loss {runs[0][2]!r}, and another one, after"
+                f" a third stopper took the loss -1e6, {runs[1][0]}, {runs[1][1]!r} and {runs[1][2]!r}: the stoppers share state. Keep every piece of"
+                " state on self (set in __init__), never in class attributes or globals that all stoppers share.")
+    mistakes = [(text, lambda key=key: two_records(key)) for key, text in MISTAKES.items()]
+    return mistake_hint(got, mistakes, want=two_records(), say="Another stopper stepped in between changes nothing of a fresh one's values, so each"
+                        " keeps its own state; they behave like one that {}.")
+
+
 def same(got, want):
     return len(got) == len(want) and all(isinstance(g[0], bool) and g[0] == w[0] and (w[1] is None or (g[1] == w[1] and g[2] == w[2])) for g, w in zip(got, want))
 
@@ -122,7 +166,7 @@ def why(t, want, patience, min_delta, losses):
 def judge(sub, patience, min_delta, losses, what=""):
     made = f"EarlyStopper({patience})" if min_delta is None else f"EarlyStopper({patience}, min_delta={min_delta!r})"
     scenario_text = f"{made} on {len(losses)} losses{what}"
-    got = sub.run(run_stopper, patience, min_delta, list(losses))
+    got = [[plain(value) for value in row] for row in sub.run(run_stopper, patience, min_delta, list(losses))]
     want = brute_force(patience, min_delta, losses)
     for t, (stop, best_round, best_loss) in enumerate(want):
         if t >= len(got):
@@ -130,7 +174,7 @@ def judge(sub, patience, min_delta, losses, what=""):
         g_stop, g_round, g_loss = got[t]
         message = None
         if not isinstance(g_stop, bool):
-            message = f"step(losses[{t}]) returned {g_stop!r}; it must return True or False"
+            message = f"step(losses[{t}]) returned {describe_value(g_stop)}; it must return a bool, True or False"
         elif g_stop != stop:
             message = f"at round {t} (loss {losses[t]!r}) step returned {g_stop}, expected {stop}: {why(t, want, patience, min_delta, losses)}"
         elif best_round is not None and (g_round != best_round or g_loss != best_loss):
@@ -175,7 +219,8 @@ def min_delta_absolute(sub, ctx):
     judge(sub, 2, 0.5, [8.0, 7.75, 7.5, 7.25, 6.0, 5.75, 5.5, 5.25])
 
 
-@check("a NaN, inf or -inf loss stops at once")
+@check("a NaN, inf or -inf loss stops at once",
+       edge="A NaN, `inf` or `-inf` loss means training diverged: `step` returns `True` at once and changes neither `best_round` nor `best_loss`.")
 def nonfinite_stops(sub, ctx):
     for losses in ([1.0, 0.5, math.nan], [2.0, math.inf], [3.0, 2.5, 2.75, -math.inf, 1.0], [math.nan, 1.0]):
         judge(sub, 3, 0.25, losses)
@@ -191,15 +236,13 @@ def noisy_curves(sub, ctx):
 
 @check("two stoppers do not share state")
 def independent_stoppers(sub, ctx):
-    steps, best = sub.run(two_stoppers)
-    want_steps, want_best = [[False, False], [False, False], [False, False], [True, False]], [1, 0.5, 3, 1.0]
-    if [list(s) for s in steps] != want_steps or list(best) != want_best:
-        fail(f"two EarlyStopper(2) objects stepped in turn, a on [1.0, 0.5, 0.75, 0.875] and b on [4.0, 3.0, 2.0, 1.0]: expected steps"
-             f" {want_steps} and (a.best_round, a.best_loss, b.best_round, b.best_loss) = {tuple(want_best)}, got {steps} and {tuple(best)};"
-             " keep every piece of state on self (set in __init__), never in class attributes or globals that all stoppers share.")
+    got, want = read_two(sub.run(two_stoppers)), two_records()
+    if got != want:
+        fail(f"two EarlyStopper(2) objects stepped in turn, a on {A_LOSSES} and b on {B_LOSSES}: expected steps {want[0]} and (a.best_round,"
+             f" a.best_loss, b.best_round, b.best_loss) = {tuple(want[1])}, got {got[0]} and {tuple(got[1])}.", explain=lambda: two_stoppers_hint(sub, got))
 
 
-@check("patience < 1 or min_delta < 0 raises ValueError")
+@check("patience < 1 or min_delta < 0 raises ValueError", edge="`patience < 1` or `min_delta < 0` raises `ValueError`.")
 def invalid_arguments(sub, ctx):
     for patience, min_delta in ((0, 0.0), (-1, 0.0), (2, -0.1)):
         expect_raises(sub.run(raised_by, "EarlyStopper", patience, min_delta=min_delta), exact=True, what=f"EarlyStopper({patience}, min_delta={min_delta})",

@@ -347,11 +347,17 @@ def holds_rounded(bits, after):
     return isinstance(after, np.ndarray) and after.shape == bits.shape and first_wrong(after.view(np.float32), bits.view(np.float32), "") is None
 
 
+CHANGED = "before = x.copy()\nround_to_bf16(x)\nnp.array_equal(x.view(np.uint32), before.view(np.uint32))  # False: round_to_bf16 changed x"
+
+
 @check("round_to_bf16: x unchanged", uses=("round_to_bf16",))
 def input_unchanged(sub, ctx):
-    for bits in (from_floats([1.00390625, -3.3, 0.1]), np.concatenate([TIES, NANS, SUBNORMALS, OVERFLOW])):
-        with on_input(bits_call(bits, how="before = x.copy()\nround_to_bf16(x)\nnp.array_equal(x.view(np.uint32), before.view(np.uint32))"
-                                        "  # False: round_to_bf16 changed x")):
+    every_class = np.concatenate([TIES, NEAR_TIES, SUBNORMALS, ZEROS, INFINITIES, NANS, NEAR_MAX, OVERFLOW])
+    randoms = [random_code(*case) for case in ((1, 1000, "normal"), (2, 1000, "wide"), (3, 20_000, "bits"), (4, 5000, "subnormal"))]
+    cases = [(bits, bits_call(bits, how=CHANGED)) for bits in (from_floats([1.00390625, -3.3, 0.1]), np.concatenate([TIES, NANS, SUBNORMALS, OVERFLOW]),
+                                                               every_class)]
+    for bits, shown in cases + [(x.view(np.uint32), Call.code(f"{code}\n{CHANGED}")) for code, x in randoms]:  # every check's inputs
+        with on_input(shown):
             try:
                 inputs_unchanged(sub, "round_to_bf16", bits.view(np.float32), scenario=f"float32, shape {bits.shape}")
             except CheckFailed as failure:
@@ -419,7 +425,9 @@ def format_info_values(sub, ctx):
                 fail(f"{message} {hint[0].upper()}{hint[1:]}." if hint else message, name=name, key=key, expected=want[key], got=value)
 
 
-@check("format_info: an unknown name raises ValueError", uses=("format_info",))
+@check("format_info: an unknown name raises ValueError", uses=("format_info",),
+       edge='`name` is exactly one of the strings `"float16"`, `"bfloat16"`, `"float32"`; every other string (for example `"float64"`, `"fp16"`, `"int8"`)'
+            ' raises `ValueError`.')
 def format_info_unknown(sub, ctx):
     known = ", ".join(repr(n) for n in NAMES)
     for name in UNKNOWN_NAMES:

@@ -100,6 +100,14 @@ def inputs_after_use(module, X, y, X_test):
     return before.changed()
 
 
+@scenario(repro=lambda interface, code: Call.code(f"{code}\nbefore = X.copy(), y.copy(), X_test.copy()\nmodel = MultinomialNB()\nmodel.fit(X, y)\n"
+                                                  "model.predict(X_test)\nmodel.predict_log_proba(X_test)\n"
+                                                  "[np.array_equal(a, b) for a, b in zip((X, y, X_test), before)]  # all True: the inputs are unchanged"))
+def inputs_after_use_built(module, code):
+    """Scenario: as inputs_after_use, on X, y, X_test built here by `code`."""
+    return inputs_after_use(module, *build(code))
+
+
 def build(code):
     return inputs_from_code(code, "X", "y", "X_test")
 
@@ -123,7 +131,8 @@ def reference_result(ctx, X, y, X_test, alpha, method):
 
 
 def mistaken_log_probas(X, y, X_test, alpha):
-    """{what the code does wrong: the predict_log_proba it then gives} for the known mistakes that give finite values."""
+    """{what the code does wrong: the predict_log_proba it then gives}: the known mistakes that give finite values, and apart from them
+    those of a log-sum-exp shifted by another maximum than each row's own (-inf where that underflows)."""
     X, X_test, y = np.asarray(X, dtype=np.float64), np.asarray(X_test, dtype=np.float64), np.asarray(y)
     classes, inverse = np.unique(y, return_inverse=True)
     counts = np.zeros((len(classes), X.shape[1]))
@@ -150,13 +159,21 @@ def mistaken_log_probas(X, y, X_test, alpha):
     if first_seen != sorted(first_seen):
         found[f"the columns are in the order the classes first appear in y ({', '.join(map(repr, classes[first_seen].tolist()))});"
               f" they must follow np.unique(y), sorted ({', '.join(map(repr, classes.tolist()))})"] = log_proba()[:, first_seen]
-    return found
+    jll = log_proba(normalise=False)
+    shifted = {("the log-sum-exp is shifted by the largest score of the whole batch instead of each row's own maximum: for a row whose scores all lie"
+                " far below it (a long document beside a short one) every exp(s - m) underflows to 0, log 0 = -inf, and the row comes out inf;"
+                " subtract each row's own maximum"): jll.max(),
+               ("the log-sum-exp is shifted by each class's maximum over the rows (axis 0) instead of each row's maximum over the classes (axis 1):"
+                " take m = s.max(axis=1, keepdims=True)"): jll.max(axis=0, keepdims=True)}
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return found, {text: jll - (top + np.log(np.sum(np.exp(jll - top), axis=1, keepdims=True))) for text, top in shifted.items()}
 
 
 def likely_cause(got, want, X, y, X_test, alpha):
     """The known mistake whose log-probabilities the learner's match (and the right ones do not), or ""."""
-    return mistake_hint(got, mistaken_log_probas(X, y, X if X_test is None else X_test, alpha), want=want, rtol=1e-9, atol=1e-9, apart=(1e-7, 1e-7),
-                        finite_only=True, say="Your values match a known mistake: {}.")
+    finite, shifted = mistaken_log_probas(X, y, X if X_test is None else X_test, alpha)
+    match = dict(want=want, rtol=1e-9, atol=1e-9, apart=(1e-7, 1e-7), say="Your values match a known mistake: {}.")
+    return mistake_hint(got, finite, finite_only=True, **match) or mistake_hint(got, shifted, **match)
 
 
 # -- judging ---------------------------------------------------------------------------------------
@@ -219,6 +236,7 @@ def judge_case(sub, ctx, method, X=None, y=None, X_test=None, *, code=None, alph
     scenario = describe_input(X, y, X_test, alpha, how) + what
     got = sub.run(fit_and_call, X, y, X_test, alpha, how, method) if code is None else sub.run(fit_and_call_built, code, alpha, how, method)
     want = reference_result(ctx, X, y, X_test, alpha, method)
+    hint = hint(got) if callable(hint) else hint
     if method == "predict":
         judge_labels(got, want, np.unique(np.asarray(y)).tolist(), scenario, hint)
         return got
@@ -271,12 +289,38 @@ def shrinking(sub, ctx, alphas=(1.0,), how="default"):
     return shrink_on_failure(sub, cases, lambda case: judge_case(sub, ctx, LOG_PROBA, case[0], case[1], alpha=case[2], how=how), worth_shrinking=built_from_random_data)
 
 
-# -- checks -----------------------------------------------------------------------------------------
+# -- the cases (module level: the inputs-unchanged check runs them all) -------------------------------------
 SMALL_X = np.array([[2, 1, 0, 0], [3, 0, 1, 0], [0, 1, 2, 4], [1, 0, 3, 2], [0, 2, 2, 1]])
 SMALL_Y = np.array([0, 0, 1, 1, 1])
+SMALL_TEST = np.array([[1, 1, 1, 1], [5, 0, 0, 0], [0, 0, 0, 3]])
+LABELLED = (np.array([[4, 0, 1], [3, 1, 0], [0, 4, 1], [1, 3, 0], [0, 1, 5], [1, 0, 4]]), np.array([3, 3, 7, 7, 11, 11]),
+            np.array([[5, 0, 0], [0, 6, 1], [0, 0, 7], [2, 2, 3]]))
+EMPTY = (np.array([[2, 0, 1], [0, 3, 1], [1, 1, 0], [0, 2, 2]]), np.array([0, 1, 1, 1]), np.array([[0, 0, 0]]))  # priors 1/4, 3/4 (3/13, 10/13 from tokens)
+# Feature 3 never occurs in class 1's documents; test row 0 is class 1's in every other respect.
+UNSEEN = (np.array([[0, 2, 3, 1], [1, 3, 2, 2], [4, 0, 1, 0], [3, 1, 0, 0], [5, 0, 0, 0]]), np.array([0, 0, 1, 1, 1]), np.array([[6, 0, 0, 1], [6, 0, 0, 0]]))
+# First seen: spam, ham, eggs; np.unique: eggs, ham, spam.
+STRINGS = (np.array([[0, 1, 4], [3, 1, 0], [1, 4, 0], [1, 0, 2], [4, 0, 2], [0, 3, 1]]), ["spam", "ham", "eggs", "spam", "ham", "eggs"],
+           np.array([[0, 0, 5], [5, 1, 0], [0, 5, 1], [1, 1, 1]]))
+INPUTS = (np.array([[1, 0, 2], [0, 3, 1], [2, 1, 0], [0, 0, 4], [1, 2, 1]]), ["spam", "ham", "spam", "eggs", "ham"], np.array([[0, 1, 1], [3, 0, 0]]))
+FLOAT_COUNTS = (INPUTS[0].astype(np.float64), INPUTS[1], INPUTS[2].astype(np.float64))  # np.asarray(X, dtype=np.float64) is X itself here
+RANDOM = [random_code(seed, N, V, K, 25) for seed, (N, V, K) in enumerate([(12, 6, 3), (200, 40, 4)], start=11)]
+ALPHA_RANDOM, LABELLED_RANDOM = random_code(21, 60, 20, 3, 15), random_code(31, 90, 30, 3, 40, labels=[3, 7, 11])
+NORMALISED = {length: random_code(41, 60, 50, 3, 8, test_length=length, concentration=0.5) for length in ((10, 30), (5000, 5000))}
+LONG = {length: random_code(51, 60, 50, 3, 12, test_length=length, concentration=0.5) for length in ((10, 30), (5000, 5000))}
+MIXED = random_code(71, 60, 50, 3, 12, test_length=(10, 5000), concentration=0.5)
+STRINGS_RANDOM = random_code(61, 80, 25, 3, 20, labels=["spam", "ham", "eggs"])
 
 
-@check("fit returns the model itself (self)")
+def shows_underflow(got, method):
+    """Whether a result on long documents shows an underflow: inf or NaN log-probabilities, or every prediction the first class
+    (the argmax of scores that all came out 0, -inf or NaN)."""
+    if method == "predict":
+        return isinstance(got, np.ndarray) and got.size > 0 and bool(np.all(got == 0))
+    return not all_finite(got)
+
+
+# -- checks -----------------------------------------------------------------------------------------
+@check("fit returns the model itself (self)", edge="`fit` returns the model itself (`return self`), so `MultinomialNB().fit(X, y).predict(X)` works.")
 def fit_returns_self(sub, ctx):
     got = sub.run(fit_returns, SMALL_X, SMALL_Y)
     if not (isinstance(got, dict) and got.get("is_self") is True):
@@ -290,9 +334,9 @@ def fit_returns_self(sub, ctx):
 def matches_sklearn(sub, ctx):
     with shrinking(sub, ctx):
         judge_case(sub, ctx, LOG_PROBA, SMALL_X, SMALL_Y)
-        judge_case(sub, ctx, LOG_PROBA, SMALL_X, SMALL_Y, np.array([[1, 1, 1, 1], [5, 0, 0, 0], [0, 0, 0, 3]]))
-        for seed, (N, V, K) in enumerate([(12, 6, 3), (200, 40, 4)], start=11):
-            judge_case(sub, ctx, LOG_PROBA, code=random_code(seed, N, V, K, 25))
+        judge_case(sub, ctx, LOG_PROBA, SMALL_X, SMALL_Y, SMALL_TEST)
+        for code in RANDOM:
+            judge_case(sub, ctx, LOG_PROBA, code=code)
 
 
 @check("alpha is used: 0.5, 0.01 and 2.5, positional or keyword")
@@ -300,45 +344,37 @@ def alpha_used(sub, ctx):
     with shrinking(sub, ctx, alphas=(0.5, 0.01, 2.5), how="keyword"):
         for alpha, how in ((0.5, "keyword"), (0.01, "positional"), (2.5, "keyword")):
             judge_case(sub, ctx, LOG_PROBA, SMALL_X, SMALL_Y, alpha=alpha, how=how)
-        judge_case(sub, ctx, LOG_PROBA, code=random_code(21, 60, 20, 3, 15), alpha=0.25, how="positional")
+        judge_case(sub, ctx, LOG_PROBA, code=ALPHA_RANDOM, alpha=0.25, how="positional")
 
 
 @check("predict returns the most probable class's label (integer labels 3, 7, 11)")
 def predict_labels(sub, ctx):
-    y = np.array([3, 3, 7, 7, 11, 11])
-    X = np.array([[4, 0, 1], [3, 1, 0], [0, 4, 1], [1, 3, 0], [0, 1, 5], [1, 0, 4]])
-    judge_case(sub, ctx, "predict", X, y, np.array([[5, 0, 0], [0, 6, 1], [0, 0, 7], [2, 2, 3]]))
-    judge_case(sub, ctx, "predict", code=random_code(31, 90, 30, 3, 40, labels=[3, 7, 11]))
+    judge_case(sub, ctx, "predict", *LABELLED)
+    judge_case(sub, ctx, "predict", code=LABELLED_RANDOM)
 
 
 @check("rows of predict_log_proba log-sum-exp to 0, for 10-30- and 5,000-token documents")
 def rows_normalised(sub, ctx):
-    for length in ((10, 30), (5000, 5000)):
-        code = random_code(41, 60, 50, 3, 8, test_length=length, concentration=0.5)
+    for length, code in NORMALISED.items():
         X, y, X_test = build(code)
         scenario = f"{describe_input(X, y, X_test, 1.0, 'default')}, test documents of {tokens_text(length)} tokens"
         got = sub.run(fit_and_call_built, code, 1.0, "default", "predict_log_proba")
         assert_shape(got, (len(X_test), 3), what="predict_log_proba's result", scenario=scenario)
         row_lse = logsumexp(got, axis=1)
-        hint = UNDERFLOW_HINT if length[0] == 5000 else ""
+        hint = UNDERFLOW_HINT if length[0] == 5000 and not all_finite(row_lse) else ""  # the same model passed on short documents just before
         assert_close(row_lse, np.zeros(len(X_test)), what="the log-sum-exp of each row of predict_log_proba (log of the probabilities' sum)",
                      scenario=scenario, hint=hint)
 
 
 @check("an empty document gets the class priors, log(documents of the class / N)")
 def empty_document(sub, ctx):
-    X = np.array([[2, 0, 1], [0, 3, 1], [1, 1, 0], [0, 2, 2]])
-    y = np.array([0, 1, 1, 1])  # priors 1/4 and 3/4 from documents; 3/13 and 10/13 from tokens
-    judge_case(sub, ctx, LOG_PROBA, X, y, np.array([[0, 0, 0]]), what=", an empty test document: expected the log priors, log(1/4) and log(3/4)"
-                   " (with no tokens the likelihood is 1, so the posterior is the prior: each class's share of the training documents)")
+    judge_case(sub, ctx, LOG_PROBA, *EMPTY, what=", an empty test document: expected the log priors, log(1/4) and log(3/4)"
+               " (with no tokens the likelihood is 1, so the posterior is the prior: each class's share of the training documents)")
 
 
 @check("a feature unseen in a class's training documents doesn't zero that class")
 def unseen_feature(sub, ctx):
-    # Feature 3 never occurs in class 1's documents; the test document is class 1's in every other respect.
-    X = np.array([[0, 2, 3, 1], [1, 3, 2, 2], [4, 0, 1, 0], [3, 1, 0, 0], [5, 0, 0, 0]])
-    y = np.array([0, 0, 1, 1, 1])
-    X_test = np.array([[6, 0, 0, 1], [6, 0, 0, 0]])
+    X, y, X_test = UNSEEN
     scenario = describe_input(X, y, X_test, 1.0, "default") + ", feature 3 unseen in class 1, once in test row 0"
     got = sub.run(fit_and_call, X, y, X_test, 1.0, "default", "predict")
     want = reference_result(ctx, X, y, X_test, 1.0, "predict")
@@ -354,30 +390,29 @@ def unseen_feature(sub, ctx):
 
 @check("5,000-token documents (the product of probabilities underflows) still classify")
 def long_documents(sub, ctx):
-    for length in ((10, 30), (5000, 5000)):
-        code = random_code(51, 60, 50, 3, 12, test_length=length, concentration=0.5)
+    for length, code in LONG.items():
         what = f", test documents of {tokens_text(length)} tokens"
-        hint = UNDERFLOW_HINT if length[0] == 5000 else ""  # the same model passed on short documents just before
-        judge_case(sub, ctx, "predict", code=code, what=what, hint=hint)
-        judge_case(sub, ctx, LOG_PROBA, code=code, what=what, hint=hint)
+        for method in ("predict", LOG_PROBA):  # the same model passed on short documents just before
+            hint = (lambda got, method=method: UNDERFLOW_HINT if shows_underflow(got, method) else "") if length[0] == 5000 else ""
+            judge_case(sub, ctx, method, code=code, what=what, hint=hint)
+
+
+@check("documents of 10 to 5,000 tokens in one batch: each row is normalised by its own log-sum-exp")
+def mixed_lengths(sub, ctx):
+    judge_case(sub, ctx, LOG_PROBA, code=MIXED, what=", test documents of 10 to 5,000 tokens in one call (their scores lie thousands apart)")
 
 
 @check("string labels: predict returns them, columns follow np.unique(y)")
 def string_labels(sub, ctx):
-    y = ["spam", "ham", "eggs", "spam", "ham", "eggs"]  # first seen: spam, ham, eggs; np.unique: eggs, ham, spam
-    X = np.array([[0, 1, 4], [3, 1, 0], [1, 4, 0], [1, 0, 2], [4, 0, 2], [0, 3, 1]])
-    X_test = np.array([[0, 0, 5], [5, 1, 0], [0, 5, 1], [1, 1, 1]])
-    judge_case(sub, ctx, "predict", X, y, X_test)
-    judge_case(sub, ctx, LOG_PROBA, X, y, X_test)
-    code = random_code(61, 80, 25, 3, 20, labels=["spam", "ham", "eggs"])
-    judge_case(sub, ctx, "predict", code=code)
-    judge_case(sub, ctx, LOG_PROBA, code=code)
+    for method in ("predict", LOG_PROBA):
+        judge_case(sub, ctx, method, *STRINGS)
+    for method in ("predict", LOG_PROBA):
+        judge_case(sub, ctx, method, code=STRINGS_RANDOM)
 
 
 @check("fit, predict and predict_log_proba leave X, y and X_test unchanged")
 def inputs_left_unchanged(sub, ctx):
-    y = ["spam", "ham", "spam", "eggs", "ham"]
-    X = np.array([[1, 0, 2], [0, 3, 1], [2, 1, 0], [0, 0, 4], [1, 2, 1]])
-    X_test = np.array([[0, 1, 1], [3, 0, 0]])
-    scenario = describe_input(X, y, X_test, 1.0, "default")
-    fail_if_changed(sub.run(inputs_after_use, X, y, X_test), who="fit, predict or predict_log_proba", where=scenario)
+    for X, y, X_test in [INPUTS, FLOAT_COUNTS, (SMALL_X, SMALL_Y, SMALL_X), (SMALL_X, SMALL_Y, SMALL_TEST), LABELLED, EMPTY, UNSEEN, STRINGS]:
+        fail_if_changed(sub.run(inputs_after_use, X, y, X_test), who="fit, predict or predict_log_proba", where=describe_input(X, y, X_test, 1.0, "default"))
+    for code in (*RANDOM, ALPHA_RANDOM, LABELLED_RANDOM, *NORMALISED.values(), *LONG.values(), MIXED, STRINGS_RANDOM):  # the long documents included
+        fail_if_changed(sub.run(inputs_after_use_built, code), who="fit, predict or predict_log_proba", where=describe_input(*build(code), 1.0, "default"))

@@ -243,76 +243,91 @@ def small_case(n):
     return st.tuples(x, g, h, st.sampled_from([1.0, 0.0, 3.0]), st.sampled_from([0.0, 0.5])).map(as_case)
 
 
-# -- checks ------------------------------------------------------------------------------------------
+# -- the cases: (x, g, h, lam, gamma, what) per check, and all of them for the inputs-unchanged check ------------
+def case(x, g, h, lam=1.0, gamma=0.0, what=""):
+    return (*arrays(x, g, h), lam, gamma, what)
+
+
+HAND_BUILT = [case([1, 2, 3, 4], [-1, -1, 1, 1], [1, 1, 1, 1]), case([1, 2, NAN, 3, 4], [-1, -0.5, 1, 1, 0.5], [1, 1, 1, 1, 1]),
+              case([3, NAN, 1, 2, NAN, 4, 2], [1, -2, -1, 0.5, -1.5, 2, -0.5], [1, 0.5, 1, 0.5, 1, 0.25, 1])]
+# Logistic gradients at p = 0.5: g = 0.5 - y. Low x are label 0, high x label 1; the missing rows are labelled like the high x, or the low.
+G_HIGH_MISSING, G_LOW_MISSING = [0.5, 0.5, 0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5], [0.5, 0.5, 0.5, -0.5, -0.5, -0.5, 0.5, 0.5, 0.5]
+MISSING_DIRECTION = [case([1, 2, 3, 4, 5, 6, NAN, NAN, NAN], G_HIGH_MISSING, [0.25] * 9, what=", missing rows labelled like the high x: they belong right"),
+                     case([1, 2, 3, 4, 5, 6, NAN, NAN, NAN], G_LOW_MISSING, [0.25] * 9, what=", missing rows labelled like the low x: they belong left"),
+                     case([6, 5, 4, 3, 2, 1, NAN, NAN, NAN], G_HIGH_MISSING, [0.25] * 9, what=", high x labelled 0, missing rows labelled 1: they belong left")]
+MISSING_ALONE = [case([5, 5, 5, NAN, NAN], [0.5, 0.5, 0.5, -0.5, -0.5], [0.25] * 5, what=", one distinct present value: the only split is present against missing"),
+                 case([1, 2, 3, 4, NAN, NAN, NAN], [0.5, -0.5, 0.5, -0.5, -1, -1, -1], [0.25] * 7, what=", no signal in x, all of it in missingness"),
+                 case([NAN, 1, NAN, 2, 3, NAN], [2, -0.5, 2, -0.5, -0.5, 2], [1] * 6, lam=0.0, what=", lam = 0, no signal in x")]
+NO_MISSING = [case([3, 1, 2, 5, 4], [1, -1, -1, 2, 1], [1, 1, 1, 1, 1]), case([0.5, 0.25, 0.75, 1], [-2, -1, 1, 0.5], [0.5, 0.5, 1, 1], lam=2.0, gamma=0.25),
+              (*logistic_case(21, 300, 0.0, decimals=2), 1.0, 0.0, "")]
+NO_SPLIT = [case(x, [1.0, -1.0, 0.5][:len(x)] if len(x) > 1 else [1.0], [1.0] * len(x)) for x in ([NAN], [NAN, NAN, NAN], [2.0], [2.0, 2.0, 2.0])]
+GAIN_FORMULA = [case([1, 2, 3, NAN, 4, 5], [-1, -1.5, 0.5, -2, 1, 1.5], [1, 0.5, 1, 1, 0.5, 1], lam, gamma)
+                for lam, gamma in ((1.0, 0.0), (0.0, 0.0), (4.0, 0.0), (1.0, 0.75), (0.5, 0.25))]
+NEGATIVE_GAIN = [case([1, 2, 3, NAN], [-1, 0.5, 1, -0.5], [1, 1, 1, 1], gamma=10.0),
+                 case([1, 1, 2, 2], [1, -1, 1, -1], [1, 1, 1, 1], what=", x carries no signal: the best gain is 0 - gamma = 0")]
+TIED = [case([1, 1, 1, 2, 2, 2], [-1, -1, 1, -1, 1, 1], [1] * 6), case([2, 1, 2, NAN, 1, 3, 2, 3], [1, -1, -1, 0.5, -1, 2, 1, -0.5], [1] * 8)]
+RANDOM = [(*logistic_case(seed, n, rate), lam, gamma, "") for seed, n, rate, lam, gamma in ((31, 30, 0.2, 1.0, 0.0), (32, 200, 0.1, 0.0, 0.0),
+                                                                                         (33, 200, 0.5, 5.0, 0.3), (34, 2000, 0.3, 1.0, 0.1))]
+
+
+# -- checks -----------------------------------------------------------------------------------------
 @check("hand-built: the best of every threshold and both default directions")
 def hand_built(sub, ctx):
-    judge_split(sub, *arrays([1, 2, 3, 4], [-1, -1, 1, 1], [1, 1, 1, 1]), 1.0, 0.0)
-    judge_split(sub, *arrays([1, 2, NAN, 3, 4], [-1, -0.5, 1, 1, 0.5], [1, 1, 1, 1, 1]), 1.0, 0.0)
-    judge_split(sub, *arrays([3, NAN, 1, 2, NAN, 4, 2], [1, -2, -1, 0.5, -1.5, 2, -0.5], [1, 0.5, 1, 0.5, 1, 0.25, 1]), 1.0, 0.0)
+    for args in HAND_BUILT:
+        judge_split(sub, *args)
 
 
 @check("missing rows that carry the label go to the matching side (left and right)")
 def missing_direction(sub, ctx):
-    # Logistic gradients at p = 0.5: g = 0.5 - y. Low x are label 0, high x label 1.
-    x = [1, 2, 3, 4, 5, 6, NAN, NAN, NAN]
-    g_low_missing = [0.5, 0.5, 0.5, -0.5, -0.5, -0.5, 0.5, 0.5, 0.5]  # the missing rows are label 0: left, with the low x
-    g_high_missing = [0.5, 0.5, 0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5]  # label 1: right, with the high x
-    h = [0.25] * 9
-    judge_split(sub, *arrays(x, g_high_missing, h), 1.0, 0.0, what=", missing rows labelled like the high x: they belong right")
-    judge_split(sub, *arrays(x, g_low_missing, h), 1.0, 0.0, what=", missing rows labelled like the low x: they belong left")
-    x_rev = [6, 5, 4, 3, 2, 1, NAN, NAN, NAN]
-    judge_split(sub, *arrays(x_rev, g_high_missing, h), 1.0, 0.0, what=", high x labelled 0, missing rows labelled 1: they belong left")
+    for args in MISSING_DIRECTION:
+        judge_split(sub, *args)
 
 
 @check("present values all on one side, missing rows alone on the other")
 def missing_alone(sub, ctx):
-    judge_split(sub, *arrays([5, 5, 5, NAN, NAN], [0.5, 0.5, 0.5, -0.5, -0.5], [0.25] * 5), 1.0, 0.0,
-                what=", one distinct present value: the only split is present against missing")
-    judge_split(sub, *arrays([1, 2, 3, 4, NAN, NAN, NAN], [0.5, -0.5, 0.5, -0.5, -1, -1, -1], [0.25] * 7), 1.0, 0.0,
-                what=", no signal in x, all of it in missingness")
-    judge_split(sub, *arrays([NAN, 1, NAN, 2, 3, NAN], [2, -0.5, 2, -0.5, -0.5, 2], [1] * 6), 0.0, 0.0,
-                what=", lam = 0, no signal in x")
+    for args in MISSING_ALONE:
+        judge_split(sub, *args)
 
 
 @check("no missing values: any default direction is accepted")
 def no_missing(sub, ctx):
-    judge_split(sub, *arrays([3, 1, 2, 5, 4], [1, -1, -1, 2, 1], [1, 1, 1, 1, 1]), 1.0, 0.0)
-    judge_split(sub, *arrays([0.5, 0.25, 0.75, 1], [-2, -1, 1, 0.5], [0.5, 0.5, 1, 1]), 2.0, 0.25)
-    x, g, h = logistic_case(21, 300, 0.0, decimals=2)
-    judge_split(sub, x, g, h, 1.0, 0.0)
+    for args in NO_MISSING:
+        judge_split(sub, *args)
 
 
-@check("no split exists: every row missing, or one distinct value and no missing row -> (None, False, -inf)")
+@check("no split exists: every row missing, or one distinct value and no missing row -> (None, False, -inf)",
+       edge="No split exists when no partition leaves rows on both sides: every row missing, or no missing row and one distinct value (n = 1 included)."
+            " ... With no split, return exactly `(None, False, -inf)`.")
 def no_split(sub, ctx):
-    for x in ([NAN], [NAN, NAN, NAN], [2.0], [2.0, 2.0, 2.0]):
-        n = len(x)
-        judge_split(sub, *arrays(x, [1.0, -1.0, 0.5][:n] if n > 1 else [1.0], [1.0] * n), 1.0, 0.0)
+    for args in NO_SPLIT:
+        judge_split(sub, *args)
 
 
 @check("the gain formula: lam in every term, 0.5 * [...] - gamma")
 def gain_formula(sub, ctx):
-    x, g, h = arrays([1, 2, 3, NAN, 4, 5], [-1, -1.5, 0.5, -2, 1, 1.5], [1, 0.5, 1, 1, 0.5, 1])
-    for lam, gamma in ((1.0, 0.0), (0.0, 0.0), (4.0, 0.0), (1.0, 0.75), (0.5, 0.25)):
-        judge_split(sub, x, g, h, lam, gamma)
+    for args in GAIN_FORMULA:
+        judge_split(sub, *args)
 
 
-@check("the best split is returned when its gain is negative (large gamma)")
+@check("the best split is returned when its gain is negative (large gamma)",
+       edge="The best split is returned whatever the sign of its gain, negative included (gamma larger than any improvement): whether to split at all"
+            " is the caller's decision.")
 def negative_gain(sub, ctx):
-    judge_split(sub, *arrays([1, 2, 3, NAN], [-1, 0.5, 1, -0.5], [1, 1, 1, 1]), 1.0, 10.0)
-    judge_split(sub, *arrays([1, 1, 2, 2], [1, -1, 1, -1], [1, 1, 1, 1]), 1.0, 0.0, what=", x carries no signal: the best gain is 0 - gamma = 0")
+    for args in NEGATIVE_GAIN:
+        judge_split(sub, *args)
 
 
 @check("rows with equal x go to the same side")
 def tied_values(sub, ctx):
-    judge_split(sub, *arrays([1, 1, 1, 2, 2, 2], [-1, -1, 1, -1, 1, 1], [1] * 6), 1.0, 0.0)
-    judge_split(sub, *arrays([2, 1, 2, NAN, 1, 3, 2, 3], [1, -1, -1, 0.5, -1, 2, 1, -0.5], [1] * 8), 1.0, 0.0)
+    for args in TIED:
+        judge_split(sub, *args)
 
 
 @check("random logistic gradients with ties and missing values equal brute force")
 def random_cases(sub, ctx):
     with shrink_on_failure(sub, lambda: sized((1, 8), then=small_case), lambda case: judge_split(sub, *case)):
-        for seed, n, rate, lam, gamma in ((31, 30, 0.2, 1.0, 0.0), (32, 200, 0.1, 0.0, 0.0), (33, 200, 0.5, 5.0, 0.3), (34, 2000, 0.3, 1.0, 0.1)):
-            judge_split(sub, *logistic_case(seed, n, rate), lam, gamma)
+        for args in RANDOM:
+            judge_split(sub, *args)
 
 
 @check("inputs unchanged")
@@ -321,4 +336,5 @@ def inputs_kept(sub, ctx):
     inputs_unchanged(sub, "best_split", x, g, h, 1.0, 0.0, scenario=describe(x, 1.0, 0.0))
     x, g, h = logistic_case(41, 100, 0.2)
     inputs_unchanged(sub, "best_split", x, g, h, 1.0, 0.0, scenario=describe(x, 1.0, 0.0))
-
+    for x, g, h, lam, gamma, what in [*HAND_BUILT, *MISSING_DIRECTION, *MISSING_ALONE, *NO_MISSING, *NO_SPLIT, *GAIN_FORMULA, *NEGATIVE_GAIN, *TIED, *RANDOM]:
+        inputs_unchanged(sub, "best_split", x, g, h, lam, gamma, scenario=describe(x, lam, gamma, what))  # every check's inputs, the extreme ones included
