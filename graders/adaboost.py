@@ -1,36 +1,24 @@
 """Checks for `adaboost`: discrete AdaBoost with decision stumps, labels -1/+1, graded through its margins.
 
-The stumps never leave the sandbox: the scenario `boost` fits, then asks the learner's own `margins`
-for every single-stump slice stumps[t:t+1] (whose sign gives y_i h_t(x_i), and whose size must be
-alpha_t), for a few prefixes, a stepped slice, the full ensemble with y flipped, and new rows. Here
-the judge rebuilds what AdaBoost implies from those alone, in float64:
-
-- the weights before round t, w_i proportional to exp(-M_i) with M the margins of rounds 1..t-1
-  (M = sum_s alpha_s y_i h_s(x_i), from the returned alphas and the single-stump signs), normalised;
-- err_t, the weight of the rows stump t misclassifies, and so the alpha it must get,
-  0.5 ln((1 - err_t) / err_t), and the loss mean(exp(-M)) after each round, which must equal the
-  product of 2 sqrt(err_s (1 - err_s)).
-
-So fit is judged by the alphas and stumps it returns (checks on alpha and the loss), and margins by
-what it says about them (checks on margins), apart from each other. Tolerances: margins at float64's
-(1e-7 relative plus 1e-7); alpha and the loss 1e-6 relative plus 1e-9, which covers weights kept by
-renormalised multiplicative updates instead of exp(-M). Hints follow the evidence: a wrong alpha is
-compared with what each known mistake gives from the same stumps (alpha without the 0.5, err from
-weights never renormalised, weights that grew on the rows the stump got right), a wrong margin with
-a margin of +-1 or 0 per stump.
+The stumps never leave the sandbox: `boost` fits, then asks the learner's own `margins` for every single
+stump (whose sign is y_i h_t(x_i) and whose size must be alpha_t), for prefixes, a stepped slice, the
+whole ensemble with y flipped, and new rows. From the alphas and those signs alone the judge rebuilds
+the weights AdaBoost implies before each round, each stump's weighted error, the alpha it must get and
+the loss after each round, in float64; so fit is judged by the checks on alpha and the loss, and
+margins by the checks on margins. Alpha and the loss allow 1e-6 relative plus 1e-9 (weights kept by
+renormalised multiplicative updates instead of exp(-M)).
 """
 
 import numpy as np
 
-from mlprep.grading import Call, as_float, assert_close, assert_shape, check, fail, inputs_from_code, literal, on_input, scenario
+from mlprep.grading import (Call, Snapshot, as_float, assert_close, assert_shape, check, fail, fail_if_changed, inputs_from_code, literal, mistake_hint, on_input,
+                            outcome, scenario)
 
 ALPHA_RTOL, ALPHA_ATOL = 1e-6, 1e-9
 FALL = 1e-12  # the loss must fall by more than rounding: loss_t < (1 - FALL) loss_(t-1)
 
 
-# ---------------------------------------------------------------------------------------------
-# Scenarios (run in the sandbox) and their inputs as code
-# ---------------------------------------------------------------------------------------------
+# -- the scenario (run in the sandbox) and its inputs as code ------------------------------------------
 def build(code):
     return inputs_from_code(code, "X", "y", "X_test", "y_test")
 
@@ -46,8 +34,23 @@ def _boost_repro(interface, code, rounds):
 @scenario(repro=_boost_repro)
 def boost(module, code, rounds):
     """Scenario: fit on (X, y) built by `code`, then the learner's margins of every single stump, a few
-    prefixes, a stepped slice, the whole ensemble with y flipped, and on new rows; plus X and y after it all."""
+    prefixes, a stepped slice, the whole ensemble with y flipped, and on new rows; plus which of X and y it all changed."""
     X, y, X_test, y_test = build(code)
+    before = Snapshot(X=X, y=y)
+    out = boosted(module, X, y, X_test, y_test, rounds)
+    return out if "fit_returned" in out else {**out, "changed": before.changed()}
+
+
+@scenario(repro=_boost_repro)
+def changed_by_boosting(module, code, rounds):
+    """Scenario: which of X and y boost's calls change, whatever they return or raise (the other checks judge that)."""
+    X, y, X_test, y_test = build(code)
+    before = Snapshot(X=X, y=y)
+    outcome(lambda: boosted(module, X, y, X_test, y_test, rounds))
+    return before.changed()
+
+
+def boosted(module, X, y, X_test, y_test, rounds):
     fitted = module.fit(X, y, rounds)
     if not (isinstance(fitted, (tuple, list)) and len(fitted) == 2):
         return {"fit_returned": type(fitted).__name__ if not isinstance(fitted, (tuple, list)) else f"a sequence of {len(fitted)}"}
@@ -62,7 +65,6 @@ def boost(module, code, rounds):
         out["flipped"] = module.margins(X, -y, stumps, alphas)
         out["test_single"] = [module.margins(X_test, y_test, stumps[t:t + 1], alphas[t:t + 1]) for t in range(T)]
         out["test_full"] = module.margins(X_test, y_test, stumps, alphas)
-    out["X_after"], out["y_after"] = X, y
     return out
 
 
@@ -92,9 +94,7 @@ CASES = [  # (what, code, rounds), small first
 ]
 
 
-# ---------------------------------------------------------------------------------------------
-# The judge's side: what the returned alphas and single-stump margins imply
-# ---------------------------------------------------------------------------------------------
+# -- the judge's side: what the returned alphas and single-stump margins imply -----------------------------
 def shown(code, rounds, expr):
     return Call.code(f"{code}\nstumps, alphas = fit(X, y, {rounds})\n{expr}")
 
@@ -102,11 +102,11 @@ def shown(code, rounds, expr):
 class Boosted:
     """One fit, read back from the scenario: alphas, y h_t(x) per stump, and what AdaBoost implies from them."""
 
-    def __init__(self, got, code, rounds, what):
+    def __init__(self, sub, what, code, rounds):
         self.code, self.rounds, self.what = code, rounds, what
         self.X, self.y, self.X_test, self.y_test = build(code)
         self.y = self.y.astype(np.float64)
-        self.got = got
+        self.got = got = sub.run(boost, code, rounds)
         self.n = len(self.y)
         scenario = f"{what}, rounds = {rounds}"
         self.scenario = scenario
@@ -179,16 +179,14 @@ class Boosted:
         a = self.alphas[t]
         want = alpha_for(err[t])
         unnormalised = np.exp(-M[t])[self.yh[t] < 0].sum() / self.n  # the weights (1/n) prod exp(-alpha y h), never renormalised
-        mistakes = {
+        return mistake_hint(a, {
             "alpha is ln((1 - err) / err), without the 0.5": 2 * want,
             "alpha has the wrong sign: it is 0.5 ln((1 - err) / err), positive for err < 0.5": -want,
             ("err comes from weights that were never renormalised: after round 1 they no longer sum to 1, so the sum of the"
              " misclassified weights is not the error; divide by their sum (or renormalise after each update)"): alpha_for(unnormalised),
             ("the weights grow on the rows the stump got right: the update is w_i *= exp(-alpha y_i h(x_i)), which raises the"
              " misclassified rows"): alpha_for(weighted_error(-M[t], self.yh[t])),
-        }
-        matches = [text for text, value in mistakes.items() if np.isfinite(value) and not close(value, want) and close(a, value, rtol=1e-9, atol=1e-12)]
-        return f"Your alpha matches a known mistake: {matches[0]}." if len(matches) == 1 else ""
+        }, want=want, apart=(ALPHA_RTOL, ALPHA_ATOL), finite_only=True, say="Your alpha matches a known mistake: {}.")
 
 
 def weighted_error(M, yh):
@@ -218,24 +216,18 @@ def single_hint(value, alpha):
     return ""
 
 
-def run_case(sub, what, code, rounds):
-    return Boosted(sub.run(boost, code, rounds), code, rounds, what)
-
-
-# ---------------------------------------------------------------------------------------------
-# Checks
-# ---------------------------------------------------------------------------------------------
+# -- checks -----------------------------------------------------------------------------------------
 @check("fit returns 1 to rounds stumps with one finite, positive alpha each")
 def stumps_and_alphas(sub, ctx):
-    run_case(sub, "6 rows, 1 feature, int64 labels", SMALL, 1).require_alphas()
+    Boosted(sub, "6 rows, 1 feature, int64 labels", SMALL, 1).require_alphas()
     for what, code, rounds in CASES:
-        run_case(sub, what, code, rounds).require_alphas()
+        Boosted(sub, what, code, rounds).require_alphas()
 
 
 @check("margins: each stump adds y * alpha_t * h_t(x), h = +-1, to every row, training rows and new ones")
 def single_stump_margins(sub, ctx):
     for what, code, rounds in CASES:
-        fitted = run_case(sub, what, code, rounds)
+        fitted = Boosted(sub, what, code, rounds)
         fitted.require_single_sizes()
         fitted.require_single_sizes(test=True)
 
@@ -243,7 +235,7 @@ def single_stump_margins(sub, ctx):
 @check("margins of any slice: prefixes, stumps[1::2], the whole ensemble, y flipped, new rows")
 def slices(sub, ctx):
     for what, code, rounds in CASES:
-        fitted = run_case(sub, what, code, rounds)
+        fitted = Boosted(sub, what, code, rounds)
         fitted.require_alphas()
         M, _ = fitted.implied()
         contributions = fitted.alphas[:, None] * fitted.yh
@@ -259,19 +251,14 @@ def slices(sub, ctx):
 
 
 def normalised_hint(got, want, alpha_sum):
-    try:
-        got = np.asarray(got, dtype=np.float64)
-    except (TypeError, ValueError):
-        return ""
-    if got.shape == want.shape and not np.isclose(alpha_sum, 1.0) and np.allclose(got, want / alpha_sum, rtol=1e-9, atol=1e-12):
-        return "These are the margins divided by the sum of the slice's alphas: margins are unnormalised, y * sum(alpha_t h_t(x))."
-    return ""
+    return mistake_hint(got, {"These are the margins divided by the sum of the slice's alphas: margins are unnormalised, y * sum(alpha_t h_t(x)).": want / alpha_sum},
+                        say="{}", is_right=lambda value: bool(np.isclose(alpha_sum, 1.0)))
 
 
 @check("alpha_t = 0.5 ln((1 - err_t) / err_t), err_t the stump's error under the renormalised weights")
 def alpha_matches_error(sub, ctx):
     for what, code, rounds in CASES:
-        fitted = run_case(sub, what, code, rounds)
+        fitted = Boosted(sub, what, code, rounds)
         fitted.require_alphas()
         M, err = fitted.implied()
         for t in range(fitted.T):
@@ -296,7 +283,7 @@ def alpha_matches_error(sub, ctx):
 @check("the exponential loss falls every round and equals the product of 2 sqrt(err_t (1 - err_t))")
 def loss_falls(sub, ctx):
     for what, code, rounds in CASES:
-        fitted = run_case(sub, what, code, rounds)
+        fitted = Boosted(sub, what, code, rounds)
         fitted.require_alphas()
         M, err = fitted.implied()
         loss = np.exp(-M).mean(axis=1)
@@ -323,12 +310,13 @@ PERFECT = [  # (what, X, y): one stump classifies every row
 ]
 
 
-@check("a perfect stump gets a finite alpha, without dividing by zero (np.errstate raises)")
+@check("a perfect stump gets a finite alpha, without dividing by zero (np.errstate raises)",
+       edge="A perfect stump (err_t = 0) must not divide by zero: give it any finite alpha > 0 (...) and stop training, or cap err and continue.")
 def perfect_stump(sub, ctx):
     for what, X, y in PERFECT:
         code = data_code(X, y)
         with sub.errstate(divide="raise", invalid="raise"):
-            fitted = run_case(sub, what, code, 5)
+            fitted = Boosted(sub, what, code, 5)
         fitted.require_alphas()
         M, err = fitted.implied()
         with on_input(shown(code, 5, "margins(X, y, stumps, alphas)")):
@@ -339,10 +327,13 @@ def perfect_stump(sub, ctx):
                      " the first stump, so every margin must be positive", what="margins")
 
 
+CIRCLE = ("100 points in a circle, 2 features", circle_code(11, 100, 10), 200)
+
+
 @check("training error after 200 rounds is below that after one (100 points in a circle)")
 def boosting_helps(sub, ctx):
-    code, rounds = circle_code(11, 100, 10), 200
-    fitted = run_case(sub, "100 points in a circle, 2 features", code, rounds)
+    what, code, rounds = CIRCLE
+    fitted = Boosted(sub, what, code, rounds)
     prefix = dict((t, np.asarray(m, dtype=np.float64)) for t, m in fitted.got["prefix"])
     first, last = (float(np.mean(prefix[t] <= 0)) for t in (1, fitted.T))
     if not last < first:
@@ -362,9 +353,10 @@ def boosting_helps(sub, ctx):
 def inputs_kept(sub, ctx):
     for what, code, rounds in CASES[:2]:
         got = sub.run(boost, code, rounds)
-        X, y, _, _ = build(code)
-        for name, before in (("X", X), ("y", y)):
-            after = got.get(f"{name}_after") if isinstance(got, dict) else None
-            if not (isinstance(after, np.ndarray) and after.shape == before.shape and np.array_equal(after, before)):
-                fail(f"{name} ({what}): fit or margins modified {name} in place; the caller's data must be left unchanged: compute new arrays"
-                     " instead of writing into the arguments", what=name, failing_input=shown(code, rounds, f"{name}  # changed"))
+        if not isinstance(got, dict) or "changed" not in got:
+            fail(f"fit ({what}): expected a tuple (stumps, alphas), got {got.get('fit_returned') if isinstance(got, dict) else type(got).__name__}",
+                 what="fit's result")
+        fail_if_changed(got["changed"], who="fit or margins", where=what, failing_input=shown(code, rounds, f"{', '.join(got['changed'])}  # changed"))
+    for what, code, rounds in [CASES[2], *((what, data_code(X, y), 5) for what, X, y in PERFECT)]:  # the other checks' inputs (boosting_helps' circle: CASES[2]'s kind)
+        changed = sub.run(changed_by_boosting, code, rounds)
+        fail_if_changed(changed, who="fit or margins", where=what, failing_input=shown(code, rounds, f"{', '.join(changed)}  # changed"))

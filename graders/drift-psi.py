@@ -1,39 +1,24 @@
 """Checks for `drift-psi`: the population stability index on bins cut at the training quantiles.
 
-The quantile method is free (the prompt says so), so there is not one expected value but a few: the judge
-cuts the bins with each of np.quantile's 13 methods (at the levels k / bins as code usually computes them,
-which differ in the last bit), puts a value that lies exactly on an edge in the upper bin and then in the
-lower one, and accepts the learner's value when it matches any of the resulting PSIs
-within the tolerance of the samples' dtype (float64 and integers: rtol = atol = 1e-7; float32: rtol =
-1.3e-6, atol = 1e-5, as a float32 computation may be). The training samples hold distinct values and a
-multiple of `bins` of them, so the methods differ by at most one training row per edge (the order-statistic
-methods put the edge on a training value, and the side decides its bin); hand-built production values stay
-out of the gaps between the order statistics around each edge. The message shows the value of np.quantile's
-default (linear) method with bins closed on the left, [e_k-1, e_k), and lists the others. Shares are
-max(count / n, 1e-4), not renormalised; PSI = sum((p_prod - p_train) * ln(p_prod / p_train)), summed with
-math.fsum here.
-
-Hints follow the evidence: after a wrong value the judge recomputes what each known mistake gives on the same
-input (bins from prod, equal widths, closed outer bins, log10, KL one way, the floor added or renormalised,
-one bin too few or too many, the sign flipped) and names the one the learner's value matches; a non-finite
-value where a bin is empty is the missing floor.
+The quantile method is free, so the judge accepts a few values: the PSIs of np.quantile's 13 methods (at the
+levels k / bins as code usually computes them) with a value on an edge in either bin, within the samples'
+dtype tolerance. The training samples hold a multiple of `bins` distinct values, so the methods differ by
+at most one training row per edge; hand-built production values stay out of the gaps around the edges.
+A wrong value names the known mistake it equals, when one (or two) do.
 """
 
 import math
 
 import numpy as np
 
-from mlprep.grading import as_float, assert_keeps_precision, check, fail, inputs_unchanged, shrink_on_failure, tolerance_for
+from mlprep.grading import as_float, assert_keeps_precision, check, fail, grid, inputs_unchanged, mistake_hint, shrink_on_failure, sized, tolerance_for
 
 FLOOR = 1e-4
-MISTAKE_RTOL = 1e-9
 METHODS = ("linear", "inverted_cdf", "averaged_inverted_cdf", "closest_observation", "interpolated_inverted_cdf", "hazen", "weibull",
            "median_unbiased", "normal_unbiased", "lower", "higher", "midpoint", "nearest")
 
 
-# ---------------------------------------------------------------------------------------------
-# The definition, judge side
-# ---------------------------------------------------------------------------------------------
+# -- the definition, judge side ---------------------------------------------------------------------
 def f64(x):
     return np.asarray(x, dtype=np.float64)
 
@@ -127,20 +112,11 @@ def mistakes(train, prod, bins):
 
 
 def likely_cause(value, train, prod, bins):
-    want = admissible(train, prod, bins)
-    matches = [text for text, v in mistakes(train, prod, bins).items()
-               if not any(math.isclose(v, w, rel_tol=1e-6, abs_tol=1e-12) for w in want)
-               and math.isclose(value, v, rel_tol=MISTAKE_RTOL, abs_tol=1e-12)]
-    if len(matches) == 1:
-        return f"Your value matches a known mistake: {matches[0]}."
-    if len(matches) == 2:
-        return f"Your value matches two known mistakes here: {matches[0]}; or {matches[1]}."
-    return ""
+    return mistake_hint(value, mistakes(train, prod, bins), wants=admissible(train, prod, bins), apart=(1e-6, 1e-12), say="Your value matches a known mistake: {}.",
+                        two="Your value matches two known mistakes here: {}; or {}.")
 
 
-# ---------------------------------------------------------------------------------------------
-# Judging one call
-# ---------------------------------------------------------------------------------------------
+# -- judging one call -------------------------------------------------------------------------------
 def describe(train, prod, bins):
     train, prod = np.asarray(train), np.asarray(prod)
     def values(x, whose):
@@ -170,9 +146,7 @@ def judge(sub, train, prod, bins=10, scenario="", pass_bins=True):
          explain=explain, what=what, scenario=where, first_index="(scalar)", expected=f"{want[0]!r}", got=f"{value!r}", rtol=rtol, atol=atol)
 
 
-# ---------------------------------------------------------------------------------------------
-# Inputs: distinct training values, a multiple of bins of them
-# ---------------------------------------------------------------------------------------------
+# -- inputs: distinct training values, a multiple of bins of them ------------------------------------
 def sample(rng, kind, n):
     if kind == "normal":
         return rng.standard_normal(n)
@@ -181,111 +155,154 @@ def sample(rng, kind, n):
     return rng.exponential(2.0, n)
 
 
-def small_cases():
-    """Hypothesis cases (train, prod, bins): 2-4 bins, 1-4 distinct training integers per bin, 1-8 production values in halves."""
+def as_case(drawn):
+    train, prod, bins = drawn
+    return np.array(train, dtype=np.float64), np.array(prod), bins
+
+
+def small_case(bins, m):
+    """Hypothesis cases (train, prod, bins): m distinct training integers per bin, 1-8 production values in halves."""
     from hypothesis import strategies as st
 
-    def case(bins_m):
-        bins, m = bins_m
-        return st.tuples(st.lists(st.integers(-12, 12), unique=True, min_size=bins * m, max_size=bins * m),
-                         st.lists(st.integers(-30, 30), min_size=1, max_size=8), st.just(bins))
-
-    return (st.tuples(st.integers(2, 4), st.integers(1, 4)).flatmap(case)
-            .map(lambda c: (np.array(c[0], dtype=np.float64), np.array(c[1]) / 2, c[2])))
+    return st.tuples(st.lists(st.integers(-12, 12), unique=True, min_size=bins * m, max_size=bins * m), st.lists(grid(-30, 30, 2), min_size=1, max_size=8),
+                     st.just(bins)).map(as_case)
 
 
 def shrinking(sub):
-    return shrink_on_failure(sub, small_cases, lambda case: judge(sub, *case))
+    return shrink_on_failure(sub, lambda: sized((2, 4), (1, 4), then=small_case), lambda case: judge(sub, *case))
 
 
 HAND_TRAIN = np.array([1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0])  # skewed: 3 per bin with bins = 4
 
 
-# ---------------------------------------------------------------------------------------------
-# Checks
-# ---------------------------------------------------------------------------------------------
-@check("identical samples give 0")
-def identical(sub, ctx):
+# -- the cases: (train, prod, bins, what) per check, and all of them for the inputs-unchanged check ----------
+def identical_cases(ctx):
     rng = ctx.rng(1)
-    judge(sub, HAND_TRAIN, HAND_TRAIN.copy(), 4)
+    cases = [(HAND_TRAIN, HAND_TRAIN.copy(), 4, "")]
     for kind, n, bins in (("normal", 1000, 10), ("lognormal", 10**4, 10), ("exponential", 500, 5)):
         x = sample(rng, kind, n)
-        judge(sub, x, x.copy(), bins, f"{kind}, prod = train")
+        cases.append((x, x.copy(), bins, f"{kind}, prod = train"))
+    return cases
+
+
+def hand_built_cases(ctx):
+    # Training shares 1/4 each (edges between 4 and 8, 32 and 64, 256 and 512); production shares 1/2, 1/4, 1/8, 1/8.
+    return [(HAND_TRAIN, np.array([1.5, 3.0, 2.5, 1.0, 20.0, 12.0, 100.0, 1500.0]), 4, "production shares 1/2, 1/4, 1/8, 1/8"),
+            (HAND_TRAIN[::-1].copy(), np.array([1500.0, 10.0, 100.0, 3.0, 20.0, 700.0, 2000.0, 900.0]), 4,
+             "training values unsorted; production shares 1/8, 1/4, 1/8, 1/2")]
+
+
+def same_distribution_cases(ctx):
+    rng = ctx.rng(2)
+    return [(sample(rng, kind, 10**5), sample(rng, kind, 10**5), 10, f"{kind}, two independent samples of one distribution") for kind in ("normal", "lognormal")]
+
+
+def cents_cases(ctx):
+    rng = ctx.rng(3)
+    train = sample(rng, "lognormal", 10**4)
+    return [(train, sample(rng, "lognormal", 5000) * scale, 10, what)
+            for scale, what in ((100.0, "production in cents (dollars * 100)"), (0.01, "production in hundreds of dollars (dollars / 100)"))]
+
+
+def empty_bins_cases(ctx):
+    train = sample(ctx.rng(4), "normal", 1000)
+    return [(HAND_TRAIN, np.array([20.0, 24.0, 12.0, 10.0]), 4, "every production value in the second bin: three empty bins"),
+            (HAND_TRAIN, np.array([1.0, 3.0, 600.0, 700.0, 900.0, 1500.0]), 4, "the middle two bins empty in production"),
+            (train, train[train > 0.5], 10, "production = the training values above 0.5: the lower bins empty")]
+
+
+def open_bins_cases(ctx):
+    return [(HAND_TRAIN, np.array([-50.0, 0.5, 1.5, 3.0, 20.0, 100.0, 5000.0, 1e6]), 4, "values below the training min and above its max"),
+            (HAND_TRAIN, np.array([-1.0, -2.0, 3.0, 10.0, 100.0, 4000.0]), 4, "two values below the training min, one above its max")]
+
+
+def random_cases(ctx):
+    rng, cases = ctx.rng(5), []
+    for bins, n_train, n_prod, kind, shift, scale in ((3, 30, 17, "normal", 0.5, 1.0), (5, 200, 150, "exponential", 0.0, 1.5),
+                                                      (10, 1000, 2000, "lognormal", 0.0, 1.2), (20, 10**4, 5000, "normal", -0.3, 0.8)):
+        train = sample(rng, kind, n_train)
+        cases.append((train, sample(rng, kind, n_prod) * scale + shift, bins, f"{kind}, production scaled by {scale:g} and shifted by {shift:g}"))
+    return cases
+
+
+def bins_cases(ctx):
+    rng = ctx.rng(6)
+    train, prod = sample(rng, "lognormal", 1000), sample(rng, "lognormal", 800) * 1.3
+    return [(train, prod, bins, "") for bins in (10, 2, 5, 20)]
+
+
+def dtype_cases(ctx):
+    rng = ctx.rng(7)
+    train = rng.permutation(1000).astype(np.int64)
+    return [(HAND_TRAIN.astype(np.float32), np.array([1.5, 3.0, 2.5, 1.0, 20.0, 12.0, 100.0, 1500.0], dtype=np.float32), 4, "float32"),
+            (train, rng.integers(100, 1300, 700), 10, "distinct integers 0-999, production integers 100-1299"),
+            (train.astype(np.int32), (train[:500] * 2).astype(np.int32), 5, "int32")]
+
+
+# -- checks -----------------------------------------------------------------------------------------
+@check("identical samples give 0")
+def identical(sub, ctx):
+    for case in identical_cases(ctx):
+        judge(sub, *case)
 
 
 @check("hand-built shares: PSI = sum((p_prod - p_train) * ln(p_prod / p_train))")
 def hand_built(sub, ctx):
-    # Training shares 1/4 each (edges between 4 and 8, 32 and 64, 256 and 512); production shares 1/2, 1/4, 1/8, 1/8.
-    judge(sub, HAND_TRAIN, np.array([1.5, 3.0, 2.5, 1.0, 20.0, 12.0, 100.0, 1500.0]), 4, "production shares 1/2, 1/4, 1/8, 1/8")
-    judge(sub, HAND_TRAIN[::-1].copy(), np.array([1500.0, 10.0, 100.0, 3.0, 20.0, 700.0, 2000.0, 900.0]), 4,
-          "training values unsorted; production shares 1/8, 1/4, 1/8, 1/2")
+    for case in hand_built_cases(ctx):
+        judge(sub, *case)
 
 
 @check("same distribution, large samples: PSI < 0.01")
 def same_distribution(sub, ctx):
-    rng = ctx.rng(2)
-    for kind in ("normal", "lognormal"):
-        train, prod = sample(rng, kind, 10**5), sample(rng, kind, 10**5)
+    for train, prod, bins, what in same_distribution_cases(ctx):
         with shrinking(sub):
-            value = judge(sub, train, prod, 10, f"{kind}, two independent samples of one distribution")
+            value = judge(sub, train, prod, bins, what)
         if not value < 0.01:
-            fail(f"psi(train, prod, bins) ({describe(train, prod, 10)}; {kind}): two samples of one distribution gave {value:.4g}, expected < 0.01")
+            fail(f"psi(train, prod, bins) ({describe(train, prod, 10)}; {what.split(',')[0]}): two samples of one distribution gave {value:.4g}, expected < 0.01")
 
 
 @check("cents vs dollars (prod = dollars * 100 or / 100): PSI > 1, finite")
 def cents_vs_dollars(sub, ctx):
-    rng = ctx.rng(3)
-    train = sample(rng, "lognormal", 10**4)
-    for scale, what in ((100.0, "production in cents (dollars * 100)"), (0.01, "production in hundreds of dollars (dollars / 100)")):
-        prod = sample(rng, "lognormal", 5000) * scale
+    for train, prod, bins, what in cents_cases(ctx):
         with shrinking(sub):
-            value = judge(sub, train, prod, 10, what)
+            value = judge(sub, train, prod, bins, what)
         if not value > 1.0:
             fail(f"psi(train, prod, bins) ({describe(train, prod, 10)}; {what}): expected a PSI far above 1, got {value:.4g}")
 
 
-@check("empty bins give a finite PSI: each share is max(count / n, 1e-4)")
+@check("empty bins give a finite PSI: each share is max(count / n, 1e-4)",
+       edge="Shares: this prompt settles the floor as `share = max(count / n, 1e-4)` for each bin of each sample, with n that sample's length,"
+            " and no renormalisation afterwards.")
 def empty_bins_floor(sub, ctx):
-    judge(sub, HAND_TRAIN, np.array([20.0, 24.0, 12.0, 10.0]), 4, "every production value in the second bin: three empty bins")
-    judge(sub, HAND_TRAIN, np.array([1.0, 3.0, 600.0, 700.0, 900.0, 1500.0]), 4, "the middle two bins empty in production")
-    rng = ctx.rng(4)
-    train = sample(rng, "normal", 1000)
-    judge(sub, train, train[train > 0.5], 10, "production = the training values above 0.5: the lower bins empty")
+    for case in empty_bins_cases(ctx):
+        judge(sub, *case)
 
 
 @check("outer bins are open-ended: production values beyond the training range count")
 def open_outer_bins(sub, ctx):
-    judge(sub, HAND_TRAIN, np.array([-50.0, 0.5, 1.5, 3.0, 20.0, 100.0, 5000.0, 1e6]), 4, "values below the training min and above its max")
-    judge(sub, HAND_TRAIN, np.array([-1.0, -2.0, 3.0, 10.0, 100.0, 4000.0]), 4, "two values below the training min, one above its max")
+    for case in open_bins_cases(ctx):
+        judge(sub, *case)
 
 
 @check("random samples: skewed and shifted, 3 to 20 bins")
 def random_samples(sub, ctx):
-    rng = ctx.rng(5)
     with shrinking(sub):
-        for bins, n_train, n_prod, kind, shift, scale in ((3, 30, 17, "normal", 0.5, 1.0), (5, 200, 150, "exponential", 0.0, 1.5),
-                                                          (10, 1000, 2000, "lognormal", 0.0, 1.2), (20, 10**4, 5000, "normal", -0.3, 0.8)):
-            train = sample(rng, kind, n_train)
-            prod = sample(rng, kind, n_prod) * scale + shift
-            judge(sub, train, prod, bins, f"{kind}, production scaled by {scale:g} and shifted by {shift:g}")
+        for case in random_cases(ctx):
+            judge(sub, *case)
 
 
 @check("bins: the default is 10; bins = 2, 5, 20")
 def bin_counts(sub, ctx):
-    rng = ctx.rng(6)
-    train, prod = sample(rng, "lognormal", 1000), sample(rng, "lognormal", 800) * 1.3
+    (train, prod, _, _), *others = bins_cases(ctx)
     judge(sub, train, prod, 10, "bins left at its default", pass_bins=False)
-    for bins in (2, 5, 20):
+    for train, prod, bins, _ in others:
         judge(sub, train, prod, bins)
 
 
 @check("float32 and integer samples; float64 samples give a float64 result")
 def dtypes(sub, ctx):
-    judge(sub, HAND_TRAIN.astype(np.float32), np.array([1.5, 3.0, 2.5, 1.0, 20.0, 12.0, 100.0, 1500.0], dtype=np.float32), 4, "float32")
-    rng = ctx.rng(7)
-    train = rng.permutation(1000).astype(np.int64)
-    judge(sub, train, rng.integers(100, 1300, 700), 10, "distinct integers 0-999, production integers 100-1299")
-    judge(sub, train.astype(np.int32), (train[:500] * 2).astype(np.int32), 5, "int32")
+    for case in dtype_cases(ctx):
+        judge(sub, *case)
 
 
 @check("inputs unchanged")
@@ -293,3 +310,6 @@ def inputs_kept(sub, ctx):
     rng = ctx.rng(8)
     train, prod = sample(rng, "normal", 200), sample(rng, "normal", 100) + 0.2
     inputs_unchanged(sub, "psi", train, prod, bins=10, scenario="unsorted float64 samples (sorting them in place would change them)")
+    for cases in (hand_built_cases, open_bins_cases, empty_bins_cases, dtype_cases, identical_cases, bins_cases, random_cases, cents_cases, same_distribution_cases):
+        for train, prod, bins, what in cases(ctx):  # every check's inputs, extreme ones included, small ones first
+            inputs_unchanged(sub, "psi", train, prod, bins=bins, scenario=describe(train, prod, bins) + (f"; {what}" if what else ""))

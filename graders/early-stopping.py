@@ -1,27 +1,20 @@
 """Checks for `early-stopping`: EarlyStopper(patience, min_delta) with step(loss) -> bool, best_round, best_loss.
 
-Every case is one run in the sandbox (`run_stopper`): a fresh stopper, step(loss) for each loss in
-turn until it returns True, recording after each round what step returned and best_round and
-best_loss. The judge computes the expected record by brute force, round by round from the prefix
-of losses seen so far (the best round is found by scanning the prefix with the contract's test,
-loss < best_loss - min_delta; the run stops where the round is patience rounds past it, or at a
-NaN or infinite loss) and compares every round exactly: the losses and min_delta are multiples of
-1/512 (hand-built ones of 1/20 with min_delta = 0), so loss < best - d, loss + d < best and
-best - loss > d all agree and only the contract decides a tie.
-
-Hints follow the evidence: the learner's whole record is compared with the record each known
-mistake gives on the same losses (patience off by one, min_delta ignored or relative, ties counted,
-best_loss lowered on small gains, NaN not stopping, the count never reset, rounds counted from 1)
-and the one it equals is named.
+Each case is one run in the sandbox (`run_stopper`), recording after each round what step returned,
+best_round and best_loss; the judge's record is a brute force over the prefix of losses seen so far,
+compared exactly (the losses are exact in binary, so only the contract decides a tie). A failure
+names the known mistake whose whole record the learner's equals, when exactly one does.
 """
 
 import math
 
 import numpy as np
 
-from mlprep.grading import Call, CheckFailed, check, fail, literal, scenario, shrink_on_failure
+from mlprep.grading import (Call, CheckFailed, check, control_value, describe_value, expect_raises, fail, grid, literal, mistake_hint, raised_by, scenario,
+                            shrink_on_failure)
 
 RECORD = "(what step returned, best_round, best_loss) after each round"
+A_LOSSES, B_LOSSES = [1.0, 0.5, 0.75, 0.875], [4.0, 3.0, 2.0, 1.0]  # two stoppers side by side: a stops at round 3, b never
 MISTAKES = {
     "off_by_one": "stops only once more than patience rounds have passed without improvement (> patience instead of >= patience): one round late",
     "min_delta_ignored": "ignores min_delta: every decrease counts as an improvement",
@@ -34,11 +27,9 @@ MISTAKES = {
 }
 
 
-# ---------------------------------------------------------------------------------------------
-# The scenario (runs in the sandbox) and its rendering
-# ---------------------------------------------------------------------------------------------
-def _plain(value):
-    return value if value is None or isinstance(value, (bool, int, float)) else f"<a {type(value).__name__}: {str(value)[:40]}>"
+def plain(value):
+    """A NumPy scalar or 0-d array as the Python value it holds: step may return np.bool_, best_round may be an np.int64."""
+    return value.item() if isinstance(value, (np.generic, np.ndarray)) and np.ndim(value) == 0 else value
 
 
 def stopper_code(interface, patience, min_delta, losses):
@@ -54,35 +45,36 @@ def run_stopper(module, patience, min_delta, losses):
     history = []
     for loss in losses:
         stop = stopper.step(loss)
-        history.append([_plain(stop), _plain(getattr(stopper, "best_round", "<missing>")), _plain(getattr(stopper, "best_loss", "<missing>"))])
+        history.append([stop, getattr(stopper, "best_round", "<missing>"), getattr(stopper, "best_loss", "<missing>")])
         if stop:
             break
     return history
 
 
-@scenario(repro=lambda interface, patience, min_delta: Call.code(f"EarlyStopper({patience}, min_delta={min_delta!r})  # expected: ValueError"))
-def construct(module, patience, min_delta):
-    try:
-        module.EarlyStopper(patience, min_delta=min_delta)
-    except Exception as exc:  # named for the judge, so its message can say what was raised instead
-        return {"raised": type(exc).__name__, "message": str(exc)[:200]}
-    return {"raised": None}
-
-
-TWO_CODE = ("a, b = EarlyStopper(2), EarlyStopper(2)\nsteps = [(a.step(x), b.step(y)) for x, y in zip([1.0, 0.5, 0.75, 0.875], [4.0, 3.0, 2.0, 1.0])]\n"
+TWO_CODE = (f"a, b = EarlyStopper(2), EarlyStopper(2)\nsteps = [(a.step(x), b.step(y)) for x, y in zip({A_LOSSES}, {B_LOSSES})]\n"
             "steps, (a.best_round, a.best_loss, b.best_round, b.best_loss)")
 
 
 @scenario(repro=lambda interface: Call.code(TWO_CODE))
 def two_stoppers(module):
     a, b = module.EarlyStopper(2), module.EarlyStopper(2)
-    steps = [[_plain(a.step(x)), _plain(b.step(y))] for x, y in zip([1.0, 0.5, 0.75, 0.875], [4.0, 3.0, 2.0, 1.0])]
-    return steps, [_plain(getattr(s, name, None)) for s in (a, b) for name in ("best_round", "best_loss")]
+    steps = [[a.step(x), b.step(y)] for x, y in zip(A_LOSSES, B_LOSSES)]
+    return steps, [getattr(s, name, None) for s in (a, b) for name in ("best_round", "best_loss")]
 
 
-# ---------------------------------------------------------------------------------------------
-# The judge's side: brute force, and the known mistakes
-# ---------------------------------------------------------------------------------------------
+@scenario(repro=lambda interface: Call.code(f"b = EarlyStopper(2)\n[b.step(y) for y in {B_LOSSES}], b.best_round, b.best_loss"))
+def interference(module):
+    """Scenario, a control: a fresh stopper on B_LOSSES, then another after a third stopper took a record low loss; with its own
+    state, the second gives the same steps, best_round and best_loss as the first."""
+    records = []
+    for _ in range(2):
+        b = module.EarlyStopper(2)
+        records.append([[b.step(y) for y in B_LOSSES], getattr(b, "best_round", None), getattr(b, "best_loss", None)])
+        module.EarlyStopper(2).step(-1e6)
+    return records
+
+
+# -- the judge's side: brute force, and the known mistakes --------------------------------------------
 def brute_force(patience, min_delta, losses):
     """[(stop, best_round, best_loss)] per round until the first stop; best_round None before any finite loss."""
     d, out = min_delta or 0.0, []
@@ -117,14 +109,42 @@ def simulate(patience, min_delta, losses, mistake):
     return out
 
 
+def read_two(got):
+    """two_stoppers' record (steps, best values), NumPy scalars read as the Python values they hold."""
+    steps, best = got
+    return [[plain(v) for v in pair] for pair in steps], [plain(v) for v in best]
+
+
+def two_records(mistake=None):
+    """two_stoppers' record for stoppers with the known `mistake` (None: the contract's), or None where one would stop early."""
+    a, b = (brute_force(2, None, losses) if mistake is None else simulate(2, None, losses, mistake) for losses in (A_LOSSES, B_LOSSES))
+    if len(a) < len(A_LOSSES) or len(b) < len(B_LOSSES):
+        return None
+    return [[x[0], y[0]] for x, y in zip(a, b)], [a[-1][1], a[-1][2], b[-1][1], b[-1][2]]
+
+
+def two_stoppers_hint(sub, got):
+    """Shared state, when a fresh stopper on B_LOSSES gives other values after another stopper took a record low loss; otherwise
+    the known mistake that the record shows."""
+    runs = control_value(sub, interference, read=lambda runs: [[[plain(stop) for stop in steps], plain(r), plain(loss)] for steps, r, loss in runs])
+    if runs is None:
+        return ""
+    if runs[0] != runs[1]:
+        return (f"A fresh stopper on {B_LOSSES} gives steps {runs[0][0]}, best_round {runs[0][1]!r} and best_loss {runs[0][2]!r}, and another one, after"
+                f" a third stopper took the loss -1e6, {runs[1][0]}, {runs[1][1]!r} and {runs[1][2]!r}: the stoppers share state. Keep every piece of"
+                " state on self (set in __init__), never in class attributes or globals that all stoppers share.")
+    mistakes = [(text, lambda key=key: two_records(key)) for key, text in MISTAKES.items()]
+    return mistake_hint(got, mistakes, want=two_records(), say="Another stopper stepped in between changes nothing of a fresh one's values, so each"
+                        " keeps its own state; they behave like one that {}.")
+
+
 def same(got, want):
     return len(got) == len(want) and all(isinstance(g[0], bool) and g[0] == w[0] and (w[1] is None or (g[1] == w[1] and g[2] == w[2])) for g, w in zip(got, want))
 
 
 def likely_mistake(got, patience, min_delta, losses, want):
-    found = [text for key, text in MISTAKES.items() if not same(simulate(patience, min_delta, losses, key), want)
-             and same(got, simulate(patience, min_delta, losses, key))]
-    return f"Your stopper behaves like one that {found[0]}." if len(found) == 1 else ""
+    mistakes = [(text, lambda key=key: simulate(patience, min_delta, losses, key)) for key, text in MISTAKES.items()]
+    return mistake_hint(got, mistakes, say="Your stopper behaves like one that {}.", same=same, is_right=lambda record: same(record, want))
 
 
 def why(t, want, patience, min_delta, losses):
@@ -146,7 +166,7 @@ def why(t, want, patience, min_delta, losses):
 def judge(sub, patience, min_delta, losses, what=""):
     made = f"EarlyStopper({patience})" if min_delta is None else f"EarlyStopper({patience}, min_delta={min_delta!r})"
     scenario_text = f"{made} on {len(losses)} losses{what}"
-    got = sub.run(run_stopper, patience, min_delta, list(losses))
+    got = [[plain(value) for value in row] for row in sub.run(run_stopper, patience, min_delta, list(losses))]
     want = brute_force(patience, min_delta, losses)
     for t, (stop, best_round, best_loss) in enumerate(want):
         if t >= len(got):
@@ -154,7 +174,7 @@ def judge(sub, patience, min_delta, losses, what=""):
         g_stop, g_round, g_loss = got[t]
         message = None
         if not isinstance(g_stop, bool):
-            message = f"step(losses[{t}]) returned {g_stop!r}; it must return True or False"
+            message = f"step(losses[{t}]) returned {describe_value(g_stop)}; it must return a bool, True or False"
         elif g_stop != stop:
             message = f"at round {t} (loss {losses[t]!r}) step returned {g_stop}, expected {stop}: {why(t, want, patience, min_delta, losses)}"
         elif best_round is not None and (g_round != best_round or g_loss != best_loss):
@@ -175,12 +195,10 @@ def noisy_curve(rng, T, noise):
 def small_curves():
     from hypothesis import strategies as st
 
-    return st.tuples(st.integers(1, 4), st.sampled_from([0.0, 0.25, 0.5]), st.lists(st.integers(0, 16).map(lambda i: i / 4), min_size=1, max_size=12))
+    return st.tuples(st.integers(1, 4), st.sampled_from([0.0, 0.25, 0.5]), st.lists(grid(0, 16, 4), min_size=1, max_size=12))
 
 
-# ---------------------------------------------------------------------------------------------
-# Checks
-# ---------------------------------------------------------------------------------------------
+# -- checks -----------------------------------------------------------------------------------------
 @check("stops at round best_round + patience (min_delta left at its default)")
 def stops_after_patience(sub, ctx):
     for patience in (1, 2, 3):
@@ -201,7 +219,8 @@ def min_delta_absolute(sub, ctx):
     judge(sub, 2, 0.5, [8.0, 7.75, 7.5, 7.25, 6.0, 5.75, 5.5, 5.25])
 
 
-@check("a NaN, inf or -inf loss stops at once")
+@check("a NaN, inf or -inf loss stops at once",
+       edge="A NaN, `inf` or `-inf` loss means training diverged: `step` returns `True` at once and changes neither `best_round` nor `best_loss`.")
 def nonfinite_stops(sub, ctx):
     for losses in ([1.0, 0.5, math.nan], [2.0, math.inf], [3.0, 2.5, 2.75, -math.inf, 1.0], [math.nan, 1.0]):
         judge(sub, 3, 0.25, losses)
@@ -217,18 +236,14 @@ def noisy_curves(sub, ctx):
 
 @check("two stoppers do not share state")
 def independent_stoppers(sub, ctx):
-    steps, best = sub.run(two_stoppers)
-    want_steps, want_best = [[False, False], [False, False], [False, False], [True, False]], [1, 0.5, 3, 1.0]
-    if [list(s) for s in steps] != want_steps or list(best) != want_best:
-        fail(f"two EarlyStopper(2) objects stepped in turn, a on [1.0, 0.5, 0.75, 0.875] and b on [4.0, 3.0, 2.0, 1.0]: expected steps"
-             f" {want_steps} and (a.best_round, a.best_loss, b.best_round, b.best_loss) = {tuple(want_best)}, got {steps} and {tuple(best)};"
-             " keep every piece of state on self (set in __init__), never in class attributes or globals that all stoppers share.")
+    got, want = read_two(sub.run(two_stoppers)), two_records()
+    if got != want:
+        fail(f"two EarlyStopper(2) objects stepped in turn, a on {A_LOSSES} and b on {B_LOSSES}: expected steps {want[0]} and (a.best_round,"
+             f" a.best_loss, b.best_round, b.best_loss) = {tuple(want[1])}, got {got[0]} and {tuple(got[1])}.", explain=lambda: two_stoppers_hint(sub, got))
 
 
-@check("patience < 1 or min_delta < 0 raises ValueError")
+@check("patience < 1 or min_delta < 0 raises ValueError", edge="`patience < 1` or `min_delta < 0` raises `ValueError`.")
 def invalid_arguments(sub, ctx):
     for patience, min_delta in ((0, 0.0), (-1, 0.0), (2, -0.1)):
-        got = sub.run(construct, patience, min_delta)
-        if got.get("raised") != "ValueError":
-            did = f"raised {got['raised']}: {got.get('message')}" if got.get("raised") else "returned a stopper"
-            fail(f"EarlyStopper({patience}, min_delta={min_delta}): expected ValueError, but it {did}; check the arguments in __init__.")
+        expect_raises(sub.run(raised_by, "EarlyStopper", patience, min_delta=min_delta), exact=True, what=f"EarlyStopper({patience}, min_delta={min_delta})",
+                      shown=lambda result: "a stopper", raised_hint="check the arguments in __init__.", returned_hint="check the arguments in __init__.")

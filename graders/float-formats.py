@@ -1,27 +1,20 @@
 """Checks for `float-formats`: round_to_bf16 bit for bit against torch's cast, format_info against torch.finfo.
 
-Expected values come from torch here in the judge: `torch.from_numpy(x).to(torch.bfloat16).float()`
-(round to nearest, ties to even, subnormals kept, every NaN to a quiet NaN) and `torch.finfo`.
-Results are compared as bit patterns (`.view(np.uint32)`), so -0.0 differs from +0.0; where torch
-gives a NaN, any NaN passes. Each check's cases are float32 bit patterns of one class (ties,
-subnormals, NaN...), built by hand where the class decides the answer. When an element comes back
-wrong, the learner's function is called once more on that element alone, and the failing input
-shown is that one-element array, written from its bits (a NaN's payload or a -0.0 reads back
-exactly); where the element alone comes back right, the whole input is shown instead.
-
-A hint follows the evidence: what the wrong bits are (the truncated value, the neighbour away
-from zero at a tie, inf for a NaN, NaN for an inf, bfloat16's max for a value that overflows,
-zero for a subnormal, the other sign), and for format_info the value a known mistake gives
-(half of eps, 2**emax, the smallest subnormal, the implicit bit counted).
+Results are compared as bit patterns (.view(np.uint32)), so -0.0 differs from +0.0; where torch gives a
+NaN, any NaN passes. Each check's cases are float32 bit patterns of one class (ties, subnormals, NaN...).
+A wrong element is tried again alone: if it fails alone, that one-element array, written from its bits,
+is the failing input. A hint names what the wrong bits are (the truncated value, the neighbour away from
+zero at a tie, inf for a NaN...), and for format_info the value a known mistake gives.
 """
 
 import math
+from functools import partial
 
 import numpy as np
 import torch
 
-from mlprep.grading import (Call, CheckFailed, as_float, assert_dtype, assert_returns_like, assert_shape, check, fail, inputs_from_code, inputs_unchanged, on_input,
-                            scenario, shrink_on_failure)
+from mlprep.grading import (Call, CheckFailed, as_float, assert_dtype, assert_returns_like, assert_shape, check, control_value, expect_raises, expect_record, fail,
+                            inputs_from_code, inputs_unchanged, matching_mistakes, mistake_hint, on_input, raised_by, scenario, shrink_on_failure)
 
 FINFO_RTOL = 1e-5  # a constant typed from torch.finfo's 6-digit printout passes; a factor 2 is far outside
 NAMES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
@@ -31,9 +24,7 @@ BF16_MAX = 0x7F7F0000
 SHOWN_IN_FULL = 20  # elements written out, as hex bit patterns, in a failing input
 
 
-# ---------------------------------------------------------------------------------------------
-# Bits, values and how they read
-# ---------------------------------------------------------------------------------------------
+# -- bits, values and how they read -----------------------------------------------------------------
 def as_bits(values):
     """A uint32 array of bit patterns from Python ints."""
     return np.array([v & 0xFFFFFFFF for v in values], dtype=np.uint32)
@@ -59,18 +50,13 @@ def value_text(b):
     return f"{value!s} ({hex32(b)})" if not np.isnan(value) else f"NaN ({hex32(b)})"
 
 
-def bits_code(bits, shape=None):
-    """Python that builds the float32 array with these bit patterns (exact, NaN payloads and -0.0 included)."""
+def bits_call(bits, shape=None, how="round_to_bf16(x)"):
+    """Python that builds the float32 array x with these bit patterns (exact, NaN payloads and -0.0 included), then `how`."""
     flat = np.asarray(bits, dtype=np.uint32).reshape(-1)
     text = f"np.array([{', '.join(hex32(b) for b in flat)}], dtype=np.uint32).view(np.float32)"
     if shape is not None and tuple(shape) != flat.shape:
         text += f".reshape({tuple(shape)})" if shape else ".reshape(())"
     values = ", ".join(str(v) for v in flat.view(np.float32)[:6]) + (", ..." if flat.size > 6 else "")
-    return text, values
-
-
-def bits_call(bits, shape=None, how="round_to_bf16(x)"):
-    text, values = bits_code(bits, shape)
     return Call.code(f"x = {text}  # [{values}]\n{how}")
 
 
@@ -145,11 +131,14 @@ CAUSES = {
 }
 
 
-def matching_mistakes(xb, gb, wb):
+def is_nan_bits(b):
+    return (b & 0x7FFFFFFF) > 0x7F800000
+
+
+def mistakes_giving(xb, gb, wb):
     """The known mistakes that give exactly the wrong bits gb for input bits xb (any NaN for a NaN)."""
-    got_nan = (gb & 0x7FFFFFFF) > 0x7F800000
-    return [name for name, predicted in _mistakes(xb).items()
-            if predicted is not None and predicted != wb and (predicted == gb or (got_nan and (predicted & 0x7FFFFFFF) > 0x7F800000))]
+    return matching_mistakes(gb, _mistakes(xb), same=lambda got, predicted: predicted == got or (is_nan_bits(got) and is_nan_bits(predicted)),
+                             is_right=lambda predicted: predicted == wb)
 
 
 # A value past halfway, nowhere near a tie, an overflow or a subnormal: right unless the rounding truncates.
@@ -164,7 +153,7 @@ def cause(xb, gb, wb, rounds_above_half=None):
     rule = rule_at(xb, wb)
     if gb ^ wb == 0x80000000:
         return "the sign was lost: a negative input keeps its sign bit, -0.0 (0x80000000) included"
-    matches = matching_mistakes(xb, gb, wb)
+    matches = mistakes_giving(xb, gb, wb)
     seen = ""
     if len(matches) > 1 and "truncation" in matches and rounds_above_half:
         matches.remove("truncation")
@@ -172,9 +161,7 @@ def cause(xb, gb, wb, rounds_above_half=None):
     return f"{rule}; {CAUSES[matches[0]]}{seen}" if len(matches) == 1 else rule
 
 
-# ---------------------------------------------------------------------------------------------
-# Judging one result
-# ---------------------------------------------------------------------------------------------
+# -- judging one result -----------------------------------------------------------------------------
 def first_wrong(got, x, scenario):
     """The flat index of the first element of got (checked to be float32 of x's shape) that differs from
     torch's cast of x, bit for bit (any NaN for a NaN); None when none does."""
@@ -218,13 +205,12 @@ def rounds_like_torch(sub, bits, scenario, shape=None, code=None):
     xb, gb = int(bits.reshape(-1)[i]), int(np.asarray(got).reshape(-1).view(np.uint32)[i])
     wb = int(torch_bf16(x).reshape(-1).view(np.uint32)[i])
     above_half = None
-    if len(matching_mistakes(xb, gb, wb)) > 1 and "truncation" in matching_mistakes(xb, gb, wb):
-        control = as_bits([ABOVE_HALF])
-        above_half = rounds_right(sub.control("round_to_bf16", control.view(np.float32)), control.view(np.float32))
+    if len(mistakes_giving(xb, gb, wb)) > 1 and "truncation" in mistakes_giving(xb, gb, wb):
+        control = as_bits([ABOVE_HALF]).view(np.float32)
+        above_half = control_value(sub, "round_to_bf16", control, read=lambda got: first_wrong(got, control, "") is None)
     if x.size > 1:
         alone = bits.reshape(-1)[i:i + 1]
-        got_one = sub.control("round_to_bf16", alone.view(np.float32))
-        if first_wrong_quietly(got_one, alone.view(np.float32)) == 0:
+        if control_value(sub, "round_to_bf16", alone.view(np.float32), read=lambda got: first_wrong(got, alone.view(np.float32), "")) == 0:
             message, details = element_message(x, got, i, scenario, alone=True, rounds_above_half=above_half)
             fail(message, failing_input=bits_call(alone), **details)
     message, details = element_message(x, got, i, scenario, rounds_above_half=above_half)
@@ -233,25 +219,7 @@ def rounds_like_torch(sub, bits, scenario, shape=None, code=None):
     fail(message, failing_input=full_input, **details)
 
 
-def rounds_right(got, x):
-    """Whether a control's result is a float32 array of x's shape equal to torch's cast (False when it raised)."""
-    try:
-        return got is not None and first_wrong(got, x, "") is None
-    except CheckFailed:
-        return False
-
-
-def first_wrong_quietly(got, x):
-    """first_wrong, or None for a result that is not even a float32 array of x's shape (or for a control that raised)."""
-    try:
-        return None if got is None else first_wrong(got, x, "")
-    except CheckFailed:
-        return None
-
-
-# ---------------------------------------------------------------------------------------------
-# Inputs of each class
-# ---------------------------------------------------------------------------------------------
+# -- inputs of each class ---------------------------------------------------------------------------
 def both_signs(bits):
     bits = np.asarray(bits, dtype=np.uint32)
     return np.concatenate([bits, bits | np.uint32(0x80000000)])
@@ -284,9 +252,7 @@ def random_code(seed, n, how):
     return code, inputs_from_code(code, "x")
 
 
-# ---------------------------------------------------------------------------------------------
-# Scenarios (run in the sandbox)
-# ---------------------------------------------------------------------------------------------
+# -- scenarios (run in the sandbox) -----------------------------------------------------------------
 @scenario(repro=lambda interface, bits, shape: bits_call(bits, shape, how="round_to_bf16(x.T)  # a transposed view of x"))
 def round_transposed(module, bits, shape):
     """Scenario: round_to_bf16 of a transposed (non-contiguous) view, built here from bit patterns."""
@@ -301,21 +267,7 @@ def x_after_call(module, bits):
     return x.view(np.uint32)
 
 
-@scenario(repro=lambda interface, name: Call.code(f"format_info({name!r})  # expected: ValueError"))
-def format_info_outcome(module, name):
-    """Scenario: {"raised": exception class or None, "message" or "result": text}; subclasses of ValueError count."""
-    try:
-        result = module.format_info(name)
-    except ValueError as exc:
-        return {"raised": "ValueError", "message": str(exc)[:200]}
-    except Exception as exc:  # named for the judge, so its message can say what was raised
-        return {"raised": type(exc).__name__, "message": str(exc)[:200]}
-    return {"raised": None, "result": repr(result)[:200]}
-
-
-# ---------------------------------------------------------------------------------------------
-# Checks: round_to_bf16
-# ---------------------------------------------------------------------------------------------
+# -- checks: round_to_bf16 --------------------------------------------------------------------------
 @check("round_to_bf16: float32 result of x's shape (0-d to 3-D, transposed)", uses=("round_to_bf16",))
 def result_shapes(sub, ctx):
     values = from_floats([1.0, -2.5, 3.140625, 1.00390625, 0.1, -1e-3, 65504.0, 7.0e20])
@@ -390,24 +342,32 @@ def round_up_to_inf(sub, ctx):
     rounds_like_torch(sub, OVERFLOW, "the overflow band: from halfway above bfloat16's max (0x7F7F8000) to float32's max")
 
 
+def holds_rounded(bits, after):
+    """Whether x's bits after the call, `after`, are the rounded values of the input bits."""
+    return isinstance(after, np.ndarray) and after.shape == bits.shape and first_wrong(after.view(np.float32), bits.view(np.float32), "") is None
+
+
+CHANGED = "before = x.copy()\nround_to_bf16(x)\nnp.array_equal(x.view(np.uint32), before.view(np.uint32))  # False: round_to_bf16 changed x"
+
+
 @check("round_to_bf16: x unchanged", uses=("round_to_bf16",))
 def input_unchanged(sub, ctx):
-    for bits in (from_floats([1.00390625, -3.3, 0.1]), np.concatenate([TIES, NANS, SUBNORMALS, OVERFLOW])):
-        with on_input(bits_call(bits, how="before = x.copy()\nround_to_bf16(x)\nnp.array_equal(x.view(np.uint32), before.view(np.uint32))"
-                                        "  # False: round_to_bf16 changed x")):
+    every_class = np.concatenate([TIES, NEAR_TIES, SUBNORMALS, ZEROS, INFINITIES, NANS, NEAR_MAX, OVERFLOW])
+    randoms = [random_code(*case) for case in ((1, 1000, "normal"), (2, 1000, "wide"), (3, 20_000, "bits"), (4, 5000, "subnormal"))]
+    cases = [(bits, bits_call(bits, how=CHANGED)) for bits in (from_floats([1.00390625, -3.3, 0.1]), np.concatenate([TIES, NANS, SUBNORMALS, OVERFLOW]),
+                                                               every_class)]
+    for bits, shown in cases + [(x.view(np.uint32), Call.code(f"{code}\n{CHANGED}")) for code, x in randoms]:  # every check's inputs
+        with on_input(shown):
             try:
                 inputs_unchanged(sub, "round_to_bf16", bits.view(np.float32), scenario=f"float32, shape {bits.shape}")
             except CheckFailed as failure:
-                after = sub.control(x_after_call, bits)
-                if isinstance(after, np.ndarray) and after.shape == bits.shape and first_wrong_quietly(after.view(np.float32), bits.view(np.float32)) is None:
+                if control_value(sub, x_after_call, bits, read=partial(holds_rounded, bits)):
                     failure.notes.append("(x now holds the rounded values: the rounding wrote into x through x.view(np.uint32), which shares"
                                          " x's memory; compute new arrays (bits + ..., np.where) instead of +=, &= or item assignment.)")
                 raise
 
 
-# ---------------------------------------------------------------------------------------------
-# Checks: format_info
-# ---------------------------------------------------------------------------------------------
+# -- checks: format_info ----------------------------------------------------------------------------
 def pow2_text(v):
     """'2**-10' for a power of two, else the number."""
     if v > 0 and math.isfinite(v):
@@ -424,38 +384,28 @@ def finfo(name):
 
 
 def finfo_cause(key, got, want, name):
-    mantissa = want["mantissa_bits"]
-    bias = 2 ** (want["exponent_bits"] - 1) - 1
-    if key == "eps" and got == want["eps"] / 2:
-        return ("that is half of eps (the unit roundoff, the largest relative error of rounding); eps is the gap between 1.0 and the"
-                f" next larger value, 2**-mantissa_bits = 2**-{mantissa}")
-    if key == "eps" and got == want["eps"] * 2:
-        return f"that is twice eps; eps is the gap between 1.0 and the next larger value, 2**-mantissa_bits = 2**-{mantissa}"
-    if key == "max" and got == 2.0**bias:
-        return (f"that is 2**{bias}, the largest exponent with a zero fraction; the largest finite value has every fraction bit set too:"
-                f" (2 - 2**-{mantissa}) * 2**{bias}")
-    if key == "max" and got == 2.0 ** (bias + 1):
-        return f"that is 2**{bias + 1}, which is already inf in {name}; the largest finite value is (2 - 2**-{mantissa}) * 2**{bias}"
-    if key == "tiny" and got == 2.0 ** (1 - bias - mantissa):
-        return (f"that is the smallest subnormal; tiny (torch.finfo's tiny, also called smallest_normal) is the smallest positive"
-                f" normal value: exponent field 1, fraction 0, 2**(1 - {bias}) = 2**{1 - bias}")
-    if key == "mantissa_bits" and got == mantissa + 1:
-        return "that counts the implicit leading 1 of normal numbers; mantissa_bits counts the stored fraction bits only"
-    return ""
+    """What a wrong format_info value is, when it is what a known mistake gives."""
+    mantissa, bias = want["mantissa_bits"], 2 ** (want["exponent_bits"] - 1) - 1
+    eps = f"eps is the gap between 1.0 and the next larger value, 2**-mantissa_bits = 2**-{mantissa}"
+    mistakes = {
+        "eps": {f"that is half of eps (the unit roundoff, the largest relative error of rounding); {eps}": want["eps"] / 2,
+                f"that is twice eps; {eps}": want["eps"] * 2},
+        "max": {(f"that is 2**{bias}, the largest exponent with a zero fraction; the largest finite value has every fraction bit set too:"
+                 f" (2 - 2**-{mantissa}) * 2**{bias}"): 2.0**bias,
+                f"that is 2**{bias + 1}, which is already inf in {name}; the largest finite value is (2 - 2**-{mantissa}) * 2**{bias}": 2.0 ** (bias + 1)},
+        "tiny": {(f"that is the smallest subnormal; tiny (torch.finfo's tiny, also called smallest_normal) is the smallest positive"
+                  f" normal value: exponent field 1, fraction 0, 2**(1 - {bias}) = 2**{1 - bias}"): 2.0 ** (1 - bias - mantissa)},
+        "mantissa_bits": {"that counts the implicit leading 1 of normal numbers; mantissa_bits counts the stored fraction bits only": mantissa + 1},
+    }
+    return mistake_hint(got, mistakes.get(key, {}), say="{}", first=True, rtol=0.0, atol=0.0)
 
 
 @check("format_info equals torch.finfo for float16, bfloat16, float32", uses=("format_info",))
 def format_info_values(sub, ctx):
     for name in NAMES:
         want = finfo(name)
-        got = sub.call("format_info", name)
         what = f"format_info({name!r})"
-        if not isinstance(got, dict):
-            fail(f"{what}: expected a dict with the keys {', '.join(KEYS)}, got {type(got).__name__} {str(got)[:80]}")
-        missing = [key for key in KEYS if key not in got]
-        if missing:
-            fail(f"{what}: the dict lacks the key(s) {', '.join(repr(k) for k in missing)}; expected the keys {', '.join(KEYS)}"
-                 f" (got {', '.join(repr(k) for k in got)})")
+        got = expect_record(sub.call("format_info", name), KEYS, what=what)
         for key in KEYS:
             value = as_float(got[key], what=f"{what}[{key!r}]")
             if key.endswith("_bits"):
@@ -475,17 +425,12 @@ def format_info_values(sub, ctx):
                 fail(f"{message} {hint[0].upper()}{hint[1:]}." if hint else message, name=name, key=key, expected=want[key], got=value)
 
 
-@check("format_info: an unknown name raises ValueError", uses=("format_info",))
+@check("format_info: an unknown name raises ValueError", uses=("format_info",),
+       edge='`name` is exactly one of the strings `"float16"`, `"bfloat16"`, `"float32"`; every other string (for example `"float64"`, `"fp16"`, `"int8"`)'
+            ' raises `ValueError`.')
 def format_info_unknown(sub, ctx):
+    known = ", ".join(repr(n) for n in NAMES)
     for name in UNKNOWN_NAMES:
-        outcome = sub.run(format_info_outcome, name)
-        raised = outcome.get("raised") if isinstance(outcome, dict) else None
-        if raised == "ValueError":
-            continue
-        known = ", ".join(repr(n) for n in NAMES)
-        if raised:
-            hint = " (a missing dict key raises KeyError, which is not a ValueError)" if raised == "KeyError" else ""
-            fail(f"format_info({name!r}): expected ValueError for a name other than {known}, but it raised {raised}: {outcome.get('message')}"
-                 f"{hint}; check the name and raise ValueError", name=name, raised=raised)
-        fail(f"format_info({name!r}): expected ValueError for a name other than {known}, but it returned {outcome.get('result')}",
-             name=name)
+        got = sub.run(raised_by, "format_info", name)
+        keyerror = "a missing dict key raises KeyError, which is not a ValueError; " if isinstance(got, dict) and got.get("raised") == "KeyError" else ""
+        expect_raises(got, what=f"format_info({name!r}), a name other than {known}", raised_hint=f"{keyerror}check the name and raise ValueError")

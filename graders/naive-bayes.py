@@ -1,27 +1,19 @@
 """Checks for `naive-bayes`: Multinomial Naive Bayes over count features, with additive smoothing, in log space.
 
-Expected values come from the reference, run here in float64; it equals
-sklearn.naive_bayes.MultinomialNB(alpha=alpha) (fit_prior=True: the prior is each class's share of the
-training documents) to within 1e-12 on every graded input, and the self-check proves it by grading a
-wrapper of sklearn's class as an alternative (scikit-learn is a test dependency, never needed to grade).
-Log-probabilities are compared at float64's tolerance (|got - expected| <= 1e-7 + 1e-7 |expected|);
-labels exactly, as values: strings as strings, integer labels as numbers.
-
-Labels cross between the sandbox and here as plain data: a NumPy array of strings cannot, so string
-labels go in as a list of str (made into np.array(y) in the sandbox) and come back as one.
-
-Hints follow the evidence: after a failed comparison the judge recomputes the log-probabilities each
-known mistake gives on the same input (alpha left out, alpha * V left out of the denominator, a prior
-from token counts, no normalisation, columns in first-seen order) and names the one the learner's
-values match; the long-document check first runs the same model on short documents, so a failure only
-at 5,000 tokens points at underflow.
+Expected values come from the reference, run here in float64; it equals sklearn's MultinomialNB(alpha)
+to 1e-12 on every graded input (the self-check grades a wrapper of sklearn's class as an alternative).
+Labels are compared exactly, as values; string labels cross the sandbox as a list of str (a NumPy
+string array cannot). A failure names the known mistake whose log-probabilities the learner's equal.
 """
+
+from functools import partial
 
 import numpy as np
 
-from mlprep.grading import (Call, CheckFailed, assert_close, assert_keeps_precision, assert_shape, check, fail, inputs_from_code, literal, log_softmax, scenario,
-                            shrink_on_failure)
+from mlprep.grading import (Call, Snapshot, assert_close, assert_keeps_precision, assert_shape, check, explained, fail, fail_if_changed, inputs_from_code, lists_of,
+                            literal, log_softmax, logsumexp, matrix, mistake_hint, scenario, shrink_on_failure, sized)
 
+LOG_PROBA = "predict_log_proba"
 UNDERFLOW_HINT = ("The same model passed on short documents just before; the probabilities of a 5,000-token document are around"
                   " exp(-19,000), which is 0 in float64: a product of"
                   " probabilities, or exp of the joint log-likelihood before normalising, gives 0, then 0 / 0 = NaN or log 0 = -inf."
@@ -32,9 +24,7 @@ UNSEEN_HINT = ("A feature that never occurs in a class's training documents has 
                " count before normalising.")
 
 
-# ---------------------------------------------------------------------------------------------
-# Scenarios (run in the sandbox) and how their inputs read as learner code
-# ---------------------------------------------------------------------------------------------
+# -- scenarios (run in the sandbox) and how their inputs read as learner code --------------------------
 def plain_labels(labels):
     """Labels as plain data: numbers as an array; strings (a NumPy string array cannot cross) as {"text": [...], "shape": [...]}."""
     try:
@@ -100,13 +90,22 @@ def fit_returns(module, X, y):
     "model = MultinomialNB()\nmodel.fit(X, y)\nmodel.predict(X_test)\nmodel.predict_log_proba(X_test)\n"
     "[np.array_equal(a, b) for a, b in zip((X, y, X_test), before)]  # all True: the inputs are unchanged"))
 def inputs_after_use(module, X, y, X_test):
-    """Scenario: fit, predict and predict_log_proba, then the inputs themselves, for the judge to compare with its copies."""
-    y_arr = np.asarray(y)
+    """Scenario: fit, predict and predict_log_proba, then which of the inputs they changed."""
+    y = np.asarray(y)
+    before = Snapshot(X=X, y=y, X_test=X_test)
     model = module.MultinomialNB()
-    model.fit(X, y_arr)
+    model.fit(X, y)
     model.predict(X_test)
     model.predict_log_proba(X_test)
-    return X, plain_labels(y_arr), X_test
+    return before.changed()
+
+
+@scenario(repro=lambda interface, code: Call.code(f"{code}\nbefore = X.copy(), y.copy(), X_test.copy()\nmodel = MultinomialNB()\nmodel.fit(X, y)\n"
+                                                  "model.predict(X_test)\nmodel.predict_log_proba(X_test)\n"
+                                                  "[np.array_equal(a, b) for a, b in zip((X, y, X_test), before)]  # all True: the inputs are unchanged"))
+def inputs_after_use_built(module, code):
+    """Scenario: as inputs_after_use, on X, y, X_test built here by `code`."""
+    return inputs_after_use(module, *build(code))
 
 
 def build(code):
@@ -124,9 +123,7 @@ def random_code(seed, N, V, K, N_test, labels=None, length=(5, 30), test_length=
             f" rng.integers({test_length[0]}, {test_length[1] + 1}, {N_test}))])\ny = {names}")
 
 
-# ---------------------------------------------------------------------------------------------
-# Expected values and known mistakes (judge side)
-# ---------------------------------------------------------------------------------------------
+# -- expected values and known mistakes (judge side) ---------------------------------------------------
 def reference_result(ctx, X, y, X_test, alpha, method):
     model = ctx.reference.MultinomialNB(alpha).fit(np.asarray(X), np.asarray(y))
     out = getattr(model, method)(np.asarray(X if X_test is None else X_test))
@@ -134,7 +131,8 @@ def reference_result(ctx, X, y, X_test, alpha, method):
 
 
 def mistaken_log_probas(X, y, X_test, alpha):
-    """{what the code does wrong: the predict_log_proba it then gives} for the known mistakes that give finite values."""
+    """{what the code does wrong: the predict_log_proba it then gives}: the known mistakes that give finite values, and apart from them
+    those of a log-sum-exp shifted by another maximum than each row's own (-inf where that underflows)."""
     X, X_test, y = np.asarray(X, dtype=np.float64), np.asarray(X_test, dtype=np.float64), np.asarray(y)
     classes, inverse = np.unique(y, return_inverse=True)
     counts = np.zeros((len(classes), X.shape[1]))
@@ -161,24 +159,24 @@ def mistaken_log_probas(X, y, X_test, alpha):
     if first_seen != sorted(first_seen):
         found[f"the columns are in the order the classes first appear in y ({', '.join(map(repr, classes[first_seen].tolist()))});"
               f" they must follow np.unique(y), sorted ({', '.join(map(repr, classes.tolist()))})"] = log_proba()[:, first_seen]
-    return found
+    jll = log_proba(normalise=False)
+    shifted = {("the log-sum-exp is shifted by the largest score of the whole batch instead of each row's own maximum: for a row whose scores all lie"
+                " far below it (a long document beside a short one) every exp(s - m) underflows to 0, log 0 = -inf, and the row comes out inf;"
+                " subtract each row's own maximum"): jll.max(),
+               ("the log-sum-exp is shifted by each class's maximum over the rows (axis 0) instead of each row's maximum over the classes (axis 1):"
+                " take m = s.max(axis=1, keepdims=True)"): jll.max(axis=0, keepdims=True)}
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return found, {text: jll - (top + np.log(np.sum(np.exp(jll - top), axis=1, keepdims=True))) for text, top in shifted.items()}
 
 
 def likely_cause(got, want, X, y, X_test, alpha):
     """The known mistake whose log-probabilities the learner's match (and the right ones do not), or ""."""
-    try:
-        got = np.asarray(got, dtype=np.float64)
-    except (TypeError, ValueError):
-        return ""
-    variants = mistaken_log_probas(X, y, X if X_test is None else X_test, alpha)
-    matches = [text for text, values in variants.items() if values.shape == got.shape and np.all(np.isfinite(values))
-               and not np.allclose(values, want, rtol=1e-7, atol=1e-7) and np.allclose(got, values, rtol=1e-9, atol=1e-9)]
-    return f"Your values match a known mistake: {matches[0]}." if len(matches) == 1 else ""
+    finite, shifted = mistaken_log_probas(X, y, X if X_test is None else X_test, alpha)
+    match = dict(want=want, rtol=1e-9, atol=1e-9, apart=(1e-7, 1e-7), say="Your values match a known mistake: {}.")
+    return mistake_hint(got, finite, finite_only=True, **match) or mistake_hint(got, shifted, **match)
 
 
-# ---------------------------------------------------------------------------------------------
-# Judging
-# ---------------------------------------------------------------------------------------------
+# -- judging ---------------------------------------------------------------------------------------
 def describe_input(X, y, X_test, alpha, how):
     X, y = np.asarray(X), np.asarray(y)
     kind = "string" if y.dtype.kind in "US" else y.dtype.name
@@ -191,11 +189,8 @@ def judge_log_proba(got, want, X, y, X_test, alpha, scenario, hint=""):
     """predict_log_proba's result against the expected (N, K) float64 values, with the known mistake it matches as the hint."""
     assert_shape(got, want.shape, what="predict_log_proba's result", scenario=scenario)
     assert_keeps_precision(got, "float64", what="predict_log_proba's result", scenario=scenario)
-    try:
+    with explained(lambda: likely_cause(got, want, X, y, X_test, alpha)):
         assert_close(got, want, what="predict_log_proba's result", scenario=scenario, hint=hint)
-    except CheckFailed as failure:
-        failure.explain = lambda: likely_cause(got, want, X, y, X_test, alpha)
-        raise
 
 
 def read_labels(got, n, scenario):
@@ -234,15 +229,20 @@ def judge_labels(got, want, classes, scenario, hint=""):
          + (f" {hint}." if hint else ""), what="predict's labels", first_index=str(i), expected=repr(want[i]), got=repr(values[i]))
 
 
-def log_proba_case(sub, ctx, X, y, X_test=None, alpha=1.0, how="default", hint="", what=""):
+def judge_case(sub, ctx, method, X=None, y=None, X_test=None, *, code=None, alpha=1.0, how="default", hint="", what=""):
+    """One case judged by `method`, its inputs given (X_test None: X itself) or built by `code`; returns the learner's result."""
+    if code is not None:
+        X, y, X_test = build(code)
     scenario = describe_input(X, y, X_test, alpha, how) + what
-    got = sub.run(fit_and_call, X, y, X_test, alpha, how, "predict_log_proba")
-    try:
-        judge_log_proba(got, reference_result(ctx, X, y, X_test, alpha, "predict_log_proba"), X, y, X_test, alpha, scenario, hint)
-    except CheckFailed as failure:
-        if not hint and not all_finite(got):
-            failure.explain = lambda: zero_count_control(sub, X, y, X_test, alpha, how)
-        raise
+    got = sub.run(fit_and_call, X, y, X_test, alpha, how, method) if code is None else sub.run(fit_and_call_built, code, alpha, how, method)
+    want = reference_result(ctx, X, y, X_test, alpha, method)
+    hint = hint(got) if callable(hint) else hint
+    if method == "predict":
+        judge_labels(got, want, np.unique(np.asarray(y)).tolist(), scenario, hint)
+        return got
+    with explained(lambda: "" if hint or code is not None or all_finite(got) else zero_count_control(sub, X, y, X_test, alpha, how)):
+        judge_log_proba(got, want, X, y, X_test, alpha, scenario, hint)
+    return got
 
 
 def all_finite(values):
@@ -262,42 +262,21 @@ def zero_count_control(sub, X, y, X_test, alpha, how):
     return f"With every training count raised by 1 (no zero counts left), your predict_log_proba is finite. {UNSEEN_HINT}"
 
 
-def predict_case(sub, ctx, X, y, X_test=None, alpha=1.0, how="default", hint=""):
-    scenario = describe_input(X, y, X_test, alpha, how)
-    got = sub.run(fit_and_call, X, y, X_test, alpha, how, "predict")
-    judge_labels(got, reference_result(ctx, X, y, X_test, alpha, "predict"), np.unique(np.asarray(y)).tolist(), scenario, hint)
-
-
-def built_case(sub, ctx, code, method, alpha=1.0, how="default", what="", hint=""):
-    """A case built by `code`, judged by `method`; returns the learner's result."""
-    X, y, X_test = build(code)
-    scenario = describe_input(X, y, X_test, alpha, how) + what
-    got = sub.run(fit_and_call_built, code, alpha, how, method)
-    want = reference_result(ctx, X, y, X_test, alpha, method)
-    if method == "predict":
-        judge_labels(got, want, np.unique(y).tolist(), scenario, hint)
-    else:
-        judge_log_proba(got, want, X, y, X_test, alpha, scenario, hint)
-    return got
-
-
 def tokens_text(length):
     return f"{length[0]:,}" if length[0] == length[1] else f"{length[0]:,}-{length[1]:,}"
 
 
-def small_cases(alphas=(1.0,)):
-    """Hypothesis cases (X, y, alpha): N 2-6 documents, V 1-4 features, counts 0-5, labels 0-2, classes 0 and 1 present."""
+def as_case(drawn):
+    X, first, rest, alpha = drawn
+    return X, np.array(first + rest, dtype=np.int64), alpha
+
+
+def small_case(alphas, N, V):
+    """Hypothesis cases (X, y, alpha): N documents, V features, counts 0-5, labels 0-2, classes 0 and 1 present."""
     from hypothesis import strategies as st
 
-    @st.composite
-    def case(draw):
-        N, V = draw(st.integers(2, 6)), draw(st.integers(1, 4))
-        X = np.array(draw(st.lists(st.lists(st.integers(0, 5), min_size=V, max_size=V), min_size=N, max_size=N)), dtype=np.int64)
-        first = draw(st.sampled_from(([0, 1], [1, 0])))  # [1, 0]: the classes first seen out of sorted order
-        y = np.array(first + draw(st.lists(st.integers(0, 2), min_size=N - 2, max_size=N - 2)), dtype=np.int64)
-        return X, y, draw(st.sampled_from(alphas))
-
-    return case()
+    first = st.sampled_from(([0, 1], [1, 0]))  # [1, 0]: the classes first seen out of sorted order
+    return st.tuples(matrix(N, V, st.integers(0, 5), dtype="int64"), first, lists_of(st.integers(0, 2), N - 2), st.sampled_from(alphas)).map(as_case)
 
 
 def built_from_random_data(failure):
@@ -306,18 +285,42 @@ def built_from_random_data(failure):
 
 
 def shrinking(sub, ctx, alphas=(1.0,), how="default"):
-    return shrink_on_failure(sub, lambda: small_cases(alphas), lambda case: log_proba_case(sub, ctx, case[0], case[1], None, case[2], how),
-                             worth_shrinking=built_from_random_data)
+    cases = lambda: sized((2, 6), (1, 4), then=partial(small_case, alphas))
+    return shrink_on_failure(sub, cases, lambda case: judge_case(sub, ctx, LOG_PROBA, case[0], case[1], alpha=case[2], how=how), worth_shrinking=built_from_random_data)
 
 
-# ---------------------------------------------------------------------------------------------
-# Checks
-# ---------------------------------------------------------------------------------------------
+# -- the cases (module level: the inputs-unchanged check runs them all) -------------------------------------
 SMALL_X = np.array([[2, 1, 0, 0], [3, 0, 1, 0], [0, 1, 2, 4], [1, 0, 3, 2], [0, 2, 2, 1]])
 SMALL_Y = np.array([0, 0, 1, 1, 1])
+SMALL_TEST = np.array([[1, 1, 1, 1], [5, 0, 0, 0], [0, 0, 0, 3]])
+LABELLED = (np.array([[4, 0, 1], [3, 1, 0], [0, 4, 1], [1, 3, 0], [0, 1, 5], [1, 0, 4]]), np.array([3, 3, 7, 7, 11, 11]),
+            np.array([[5, 0, 0], [0, 6, 1], [0, 0, 7], [2, 2, 3]]))
+EMPTY = (np.array([[2, 0, 1], [0, 3, 1], [1, 1, 0], [0, 2, 2]]), np.array([0, 1, 1, 1]), np.array([[0, 0, 0]]))  # priors 1/4, 3/4 (3/13, 10/13 from tokens)
+# Feature 3 never occurs in class 1's documents; test row 0 is class 1's in every other respect.
+UNSEEN = (np.array([[0, 2, 3, 1], [1, 3, 2, 2], [4, 0, 1, 0], [3, 1, 0, 0], [5, 0, 0, 0]]), np.array([0, 0, 1, 1, 1]), np.array([[6, 0, 0, 1], [6, 0, 0, 0]]))
+# First seen: spam, ham, eggs; np.unique: eggs, ham, spam.
+STRINGS = (np.array([[0, 1, 4], [3, 1, 0], [1, 4, 0], [1, 0, 2], [4, 0, 2], [0, 3, 1]]), ["spam", "ham", "eggs", "spam", "ham", "eggs"],
+           np.array([[0, 0, 5], [5, 1, 0], [0, 5, 1], [1, 1, 1]]))
+INPUTS = (np.array([[1, 0, 2], [0, 3, 1], [2, 1, 0], [0, 0, 4], [1, 2, 1]]), ["spam", "ham", "spam", "eggs", "ham"], np.array([[0, 1, 1], [3, 0, 0]]))
+FLOAT_COUNTS = (INPUTS[0].astype(np.float64), INPUTS[1], INPUTS[2].astype(np.float64))  # np.asarray(X, dtype=np.float64) is X itself here
+RANDOM = [random_code(seed, N, V, K, 25) for seed, (N, V, K) in enumerate([(12, 6, 3), (200, 40, 4)], start=11)]
+ALPHA_RANDOM, LABELLED_RANDOM = random_code(21, 60, 20, 3, 15), random_code(31, 90, 30, 3, 40, labels=[3, 7, 11])
+NORMALISED = {length: random_code(41, 60, 50, 3, 8, test_length=length, concentration=0.5) for length in ((10, 30), (5000, 5000))}
+LONG = {length: random_code(51, 60, 50, 3, 12, test_length=length, concentration=0.5) for length in ((10, 30), (5000, 5000))}
+MIXED = random_code(71, 60, 50, 3, 12, test_length=(10, 5000), concentration=0.5)
+STRINGS_RANDOM = random_code(61, 80, 25, 3, 20, labels=["spam", "ham", "eggs"])
 
 
-@check("fit returns the model itself (self)")
+def shows_underflow(got, method):
+    """Whether a result on long documents shows an underflow: inf or NaN log-probabilities, or every prediction the first class
+    (the argmax of scores that all came out 0, -inf or NaN)."""
+    if method == "predict":
+        return isinstance(got, np.ndarray) and got.size > 0 and bool(np.all(got == 0))
+    return not all_finite(got)
+
+
+# -- checks -----------------------------------------------------------------------------------------
+@check("fit returns the model itself (self)", edge="`fit` returns the model itself (`return self`), so `MultinomialNB().fit(X, y).predict(X)` works.")
 def fit_returns_self(sub, ctx):
     got = sub.run(fit_returns, SMALL_X, SMALL_Y)
     if not (isinstance(got, dict) and got.get("is_self") is True):
@@ -330,59 +333,48 @@ def fit_returns_self(sub, ctx):
 @check("predict_log_proba matches sklearn's MultinomialNB (alpha = 1.0, the default)")
 def matches_sklearn(sub, ctx):
     with shrinking(sub, ctx):
-        log_proba_case(sub, ctx, SMALL_X, SMALL_Y)
-        log_proba_case(sub, ctx, SMALL_X, SMALL_Y, np.array([[1, 1, 1, 1], [5, 0, 0, 0], [0, 0, 0, 3]]))
-        for seed, (N, V, K) in enumerate([(12, 6, 3), (200, 40, 4)], start=11):
-            built_case(sub, ctx, random_code(seed, N, V, K, 25), "predict_log_proba")
+        judge_case(sub, ctx, LOG_PROBA, SMALL_X, SMALL_Y)
+        judge_case(sub, ctx, LOG_PROBA, SMALL_X, SMALL_Y, SMALL_TEST)
+        for code in RANDOM:
+            judge_case(sub, ctx, LOG_PROBA, code=code)
 
 
 @check("alpha is used: 0.5, 0.01 and 2.5, positional or keyword")
 def alpha_used(sub, ctx):
     with shrinking(sub, ctx, alphas=(0.5, 0.01, 2.5), how="keyword"):
         for alpha, how in ((0.5, "keyword"), (0.01, "positional"), (2.5, "keyword")):
-            log_proba_case(sub, ctx, SMALL_X, SMALL_Y, alpha=alpha, how=how)
-        built_case(sub, ctx, random_code(21, 60, 20, 3, 15), "predict_log_proba", alpha=0.25, how="positional")
+            judge_case(sub, ctx, LOG_PROBA, SMALL_X, SMALL_Y, alpha=alpha, how=how)
+        judge_case(sub, ctx, LOG_PROBA, code=ALPHA_RANDOM, alpha=0.25, how="positional")
 
 
 @check("predict returns the most probable class's label (integer labels 3, 7, 11)")
 def predict_labels(sub, ctx):
-    y = np.array([3, 3, 7, 7, 11, 11])
-    X = np.array([[4, 0, 1], [3, 1, 0], [0, 4, 1], [1, 3, 0], [0, 1, 5], [1, 0, 4]])
-    predict_case(sub, ctx, X, y, np.array([[5, 0, 0], [0, 6, 1], [0, 0, 7], [2, 2, 3]]))
-    built_case(sub, ctx, random_code(31, 90, 30, 3, 40, labels=[3, 7, 11]), "predict")
+    judge_case(sub, ctx, "predict", *LABELLED)
+    judge_case(sub, ctx, "predict", code=LABELLED_RANDOM)
 
 
 @check("rows of predict_log_proba log-sum-exp to 0, for 10-30- and 5,000-token documents")
 def rows_normalised(sub, ctx):
-    for length in ((10, 30), (5000, 5000)):
-        code = random_code(41, 60, 50, 3, 8, test_length=length, concentration=0.5)
+    for length, code in NORMALISED.items():
         X, y, X_test = build(code)
         scenario = f"{describe_input(X, y, X_test, 1.0, 'default')}, test documents of {tokens_text(length)} tokens"
         got = sub.run(fit_and_call_built, code, 1.0, "default", "predict_log_proba")
         assert_shape(got, (len(X_test), 3), what="predict_log_proba's result", scenario=scenario)
-        values = np.asarray(got, dtype=np.float64)
-        with np.errstate(invalid="ignore", over="ignore"):
-            top = np.max(values, axis=1, keepdims=True)
-            row_lse = (top + np.log(np.sum(np.exp(values - top), axis=1, keepdims=True)))[:, 0]
-        hint = UNDERFLOW_HINT if length[0] == 5000 else ""
+        row_lse = logsumexp(got, axis=1)
+        hint = UNDERFLOW_HINT if length[0] == 5000 and not all_finite(row_lse) else ""  # the same model passed on short documents just before
         assert_close(row_lse, np.zeros(len(X_test)), what="the log-sum-exp of each row of predict_log_proba (log of the probabilities' sum)",
                      scenario=scenario, hint=hint)
 
 
 @check("an empty document gets the class priors, log(documents of the class / N)")
 def empty_document(sub, ctx):
-    X = np.array([[2, 0, 1], [0, 3, 1], [1, 1, 0], [0, 2, 2]])
-    y = np.array([0, 1, 1, 1])  # priors 1/4 and 3/4 from documents; 3/13 and 10/13 from tokens
-    log_proba_case(sub, ctx, X, y, np.array([[0, 0, 0]]), what=", an empty test document: expected the log priors, log(1/4) and log(3/4)"
-                   " (with no tokens the likelihood is 1, so the posterior is the prior: each class's share of the training documents)")
+    judge_case(sub, ctx, LOG_PROBA, *EMPTY, what=", an empty test document: expected the log priors, log(1/4) and log(3/4)"
+               " (with no tokens the likelihood is 1, so the posterior is the prior: each class's share of the training documents)")
 
 
 @check("a feature unseen in a class's training documents doesn't zero that class")
 def unseen_feature(sub, ctx):
-    # Feature 3 never occurs in class 1's documents; the test document is class 1's in every other respect.
-    X = np.array([[0, 2, 3, 1], [1, 3, 2, 2], [4, 0, 1, 0], [3, 1, 0, 0], [5, 0, 0, 0]])
-    y = np.array([0, 0, 1, 1, 1])
-    X_test = np.array([[6, 0, 0, 1], [6, 0, 0, 0]])
+    X, y, X_test = UNSEEN
     scenario = describe_input(X, y, X_test, 1.0, "default") + ", feature 3 unseen in class 1, once in test row 0"
     got = sub.run(fit_and_call, X, y, X_test, 1.0, "default", "predict")
     want = reference_result(ctx, X, y, X_test, 1.0, "predict")
@@ -398,39 +390,29 @@ def unseen_feature(sub, ctx):
 
 @check("5,000-token documents (the product of probabilities underflows) still classify")
 def long_documents(sub, ctx):
-    for length in ((10, 30), (5000, 5000)):
-        code = random_code(51, 60, 50, 3, 12, test_length=length, concentration=0.5)
+    for length, code in LONG.items():
         what = f", test documents of {tokens_text(length)} tokens"
-        hint = UNDERFLOW_HINT if length[0] == 5000 else ""  # the same model passed on short documents just before
-        built_case(sub, ctx, code, "predict", what=what, hint=hint)
-        built_case(sub, ctx, code, "predict_log_proba", what=what, hint=hint)
+        for method in ("predict", LOG_PROBA):  # the same model passed on short documents just before
+            hint = (lambda got, method=method: UNDERFLOW_HINT if shows_underflow(got, method) else "") if length[0] == 5000 else ""
+            judge_case(sub, ctx, method, code=code, what=what, hint=hint)
+
+
+@check("documents of 10 to 5,000 tokens in one batch: each row is normalised by its own log-sum-exp")
+def mixed_lengths(sub, ctx):
+    judge_case(sub, ctx, LOG_PROBA, code=MIXED, what=", test documents of 10 to 5,000 tokens in one call (their scores lie thousands apart)")
 
 
 @check("string labels: predict returns them, columns follow np.unique(y)")
 def string_labels(sub, ctx):
-    y = ["spam", "ham", "eggs", "spam", "ham", "eggs"]  # first seen: spam, ham, eggs; np.unique: eggs, ham, spam
-    X = np.array([[0, 1, 4], [3, 1, 0], [1, 4, 0], [1, 0, 2], [4, 0, 2], [0, 3, 1]])
-    X_test = np.array([[0, 0, 5], [5, 1, 0], [0, 5, 1], [1, 1, 1]])
-    predict_case(sub, ctx, X, y, X_test)
-    log_proba_case(sub, ctx, X, y, X_test)
-    code = random_code(61, 80, 25, 3, 20, labels=["spam", "ham", "eggs"])
-    built_case(sub, ctx, code, "predict")
-    built_case(sub, ctx, code, "predict_log_proba")
+    for method in ("predict", LOG_PROBA):
+        judge_case(sub, ctx, method, *STRINGS)
+    for method in ("predict", LOG_PROBA):
+        judge_case(sub, ctx, method, code=STRINGS_RANDOM)
 
 
 @check("fit, predict and predict_log_proba leave X, y and X_test unchanged")
 def inputs_left_unchanged(sub, ctx):
-    y = ["spam", "ham", "spam", "eggs", "ham"]
-    X = np.array([[1, 0, 2], [0, 3, 1], [2, 1, 0], [0, 0, 4], [1, 2, 1]])
-    X_test = np.array([[0, 1, 1], [3, 0, 0]])
-    scenario = describe_input(X, y, X_test, 1.0, "default")
-    got = sub.run(inputs_after_use, X, y, X_test)
-    if not (isinstance(got, (list, tuple)) and len(got) == 3):
-        fail(f"inputs ({scenario}): the scenario did not return the inputs")
-    X_after, y_after, X_test_after = got
-    for name, after, before in (("X", X_after, X), ("X_test", X_test_after, X_test)):
-        if not (isinstance(after, np.ndarray) and after.shape == before.shape and np.array_equal(after, before)):
-            fail(f"{name} ({scenario}): fit or predict modified {name} in place; the caller's data must be left unchanged: compute new"
-                 " arrays instead of writing into the arguments", what=name)
-    if not (isinstance(y_after, dict) and y_after.get("text") == y):
-        fail(f"y ({scenario}): fit modified y in place; leave the caller's labels unchanged", what="y")
+    for X, y, X_test in [INPUTS, FLOAT_COUNTS, (SMALL_X, SMALL_Y, SMALL_X), (SMALL_X, SMALL_Y, SMALL_TEST), LABELLED, EMPTY, UNSEEN, STRINGS]:
+        fail_if_changed(sub.run(inputs_after_use, X, y, X_test), who="fit, predict or predict_log_proba", where=describe_input(X, y, X_test, 1.0, "default"))
+    for code in (*RANDOM, ALPHA_RANDOM, LABELLED_RANDOM, *NORMALISED.values(), *LONG.values(), MIXED, STRINGS_RANDOM):  # the long documents included
+        fail_if_changed(sub.run(inputs_after_use_built, code), who="fit, predict or predict_log_proba", where=describe_input(*build(code), 1.0, "default"))

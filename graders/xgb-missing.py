@@ -1,33 +1,21 @@
 """Checks for `xgb-missing`: XGBoost's best split of one feature, with a learned direction for missing values.
 
-The judge never compares thresholds: any threshold that makes the same partition is as good. It takes
-the learner's (threshold, default_left), makes the partition the contract defines (present rows with
-x < threshold left, missing rows left exactly when default_left), and checks, in this order: that both
-children are non-empty; that the returned gain is that partition's gain (recomputed here in float64:
-0.5 * [G_L^2/(H_L + lam) + G_R^2/(H_R + lam) - G^2/(H + lam)] - gamma); that no candidate does better
-(brute force here, every threshold at a distinct present value or +inf, both default directions).
-Gains are compared at float64's tolerance (1e-7 relative plus 1e-7); partitions of equal gain are all
-accepted.
-
-Hints follow the evidence: a gain that is not its partition's is compared with what each known
-mistake gives for that partition (lam or gamma or the 0.5 left out, no parent term, the missing rows
-left out of the totals, x <= threshold going left, a cut between rows of equal x); a partition that
-is not the best is compared with the best of the candidates a known mistake keeps (missing rows only
-ever sent right, no candidate that leaves the missing rows alone).
+Thresholds are never compared: the judge makes the partition of the learner's (threshold, default_left)
+and checks, in this order, that both children are non-empty, that the returned gain is that partition's
+(recomputed in float64), and that no candidate of the brute force does better; partitions of equal gain
+are all accepted. A wrong gain or a split that is not the best names the known mistake it matches.
 """
 
 import numpy as np
 
-from mlprep.grading import CheckFailed, as_float, assert_close, check, expect_sequence, fail, inputs_unchanged, shrink_on_failure
+from mlprep.grading import as_float, assert_close, check, expect_sequence, explained, fail, inputs_unchanged, lists_of, matching_mistakes, shrink_on_failure, sized
 
 NAN = float("nan")
 RTOL = ATOL = 1e-7  # float64's tolerance, for every gain
 HINT_RTOL = 1e-9  # a mistake's value counts as evidence only when the learner's gain matches it this closely
 
 
-# ---------------------------------------------------------------------------------------------
-# The judge's side: partitions and their gains
-# ---------------------------------------------------------------------------------------------
+# -- the judge's side: partitions and their gains ----------------------------------------------------
 def partition(x, threshold, default_left):
     """The rows that go left: present rows with x < threshold, missing rows when default_left."""
     missing = np.isnan(x)
@@ -35,8 +23,8 @@ def partition(x, threshold, default_left):
         return np.where(missing, bool(default_left), x < threshold)
 
 
-def gain_terms(left, g, h, lam, gamma, rows=None):
-    """0.5 * [G_L^2/(H_L + lam) + G_R^2/(H_R + lam) - G^2/(H + lam)] - gamma, and its pieces, over `rows` (all by default)."""
+def gain_terms(left, g, h, rows=None):
+    """The sums of the gain 0.5 * [G_L^2/(H_L + lam) + G_R^2/(H_R + lam) - G^2/(H + lam)] - gamma, over `rows` (all by default)."""
     rows = np.ones(len(g), dtype=bool) if rows is None else rows
     GL, HL = g[left & rows].sum(), h[left & rows].sum()
     GR, HR = g[~left & rows].sum(), h[~left & rows].sum()
@@ -45,7 +33,7 @@ def gain_terms(left, g, h, lam, gamma, rows=None):
 
 
 def split_gain(left, g, h, lam, gamma):
-    GL, HL, GR, HR, G, H = gain_terms(left, g, h, lam, gamma)
+    GL, HL, GR, HR, G, H = gain_terms(left, g, h)
     return 0.5 * (GL**2 / (HL + lam) + GR**2 / (HR + lam) - G**2 / (H + lam)) - gamma
 
 
@@ -70,16 +58,9 @@ def best_of(found):
     return max(found, key=lambda c: c[0]) if found else None
 
 
-def no_split_reason(x):
-    missing = np.isnan(x)
-    if missing.all():
-        return "every row is missing"
-    return "one distinct value and no missing row" if not missing.any() else ""
-
-
 def mistaken_gains(left, x, g, h, lam, gamma, threshold):
     """{what the code does wrong: the gain it reports for the learner's own (threshold, default_left)}."""
-    GL, HL, GR, HR, G, H = gain_terms(left, g, h, lam, gamma)
+    GL, HL, GR, HR, G, H = gain_terms(left, g, h)
     score = lambda G_, H_, lam_=lam: G_**2 / (H_ + lam_) if H_ + lam_ > 0 else np.nan  # NaN: never evidence
     bracket = score(GL, HL) + score(GR, HR) - score(G, H)
     found = {
@@ -94,7 +75,7 @@ def mistaken_gains(left, x, g, h, lam, gamma, threshold):
                 " (and G_R = G - G_L, H_R = H - H_L) must count them")
         present = ~missing
         # Missing rows left out everywhere, or left out of the totals only (and added to the left child when default_left).
-        pGL, pHL, pGR, pHR, pG, pH = gain_terms(left, g, h, lam, gamma, rows=present)
+        pGL, pHL, pGR, pHR, pG, pH = gain_terms(left, g, h, rows=present)
         found[drop] = 0.5 * (score(pGL, pHL) + score(pGR, pHR) - score(pG, pH)) - gamma
         found[drop + " "] = 0.5 * (score(GL, HL) + score(pG - GL, pH - HL) - score(pG, pH)) - gamma
     if threshold is not None and np.isfinite(threshold) and np.any(x == threshold):
@@ -122,11 +103,10 @@ def cut_inside_ties(x, g, h, lam, gamma, got_gain):
 
 def gain_hint(left, x, g, h, lam, gamma, threshold, got_gain, want_gain):
     """The known mistake the learner's gain matches, when exactly one does."""
-    matches = {text.strip() for text, value in mistaken_gains(left, x, g, h, lam, gamma, threshold).items()
-               if np.isfinite(value) and not np.isclose(value, want_gain, rtol=RTOL, atol=ATOL)
-               and np.isclose(got_gain, value, rtol=HINT_RTOL, atol=HINT_RTOL)}
+    matches = matching_mistakes(got_gain, mistaken_gains(left, x, g, h, lam, gamma, threshold), want=want_gain, apart=(RTOL, ATOL), rtol=HINT_RTOL,
+                                atol=HINT_RTOL, finite_only=True)
     if len(matches) == 1:
-        return f"Your gain matches a known mistake: {matches.pop()}."
+        return f"Your gain matches a known mistake: {matches[0]}."
     if not matches and cut_inside_ties(x, g, h, lam, gamma, got_gain):
         return ("Your gain is that of a cut between two rows with the same x, which no threshold makes: rows with equal x go"
                 " to the same side, so cut only where the sorted value changes.")
@@ -143,22 +123,14 @@ def describe_split(threshold, default_left, gain, left):
     return f"threshold {threshold:g}, default_left={bool(default_left)} (gain {gain:.8g}{rows})"
 
 
-def as_bool(value):
+def as_flag(value):
     """A Python or NumPy bool (or the integer 0 or 1) as a bool; None for anything else."""
     if np.ndim(value) == 0 and np.asarray(value).dtype.kind in "bi" and np.asarray(value).item() in (0, 1):
         return bool(np.asarray(value).item())
     return None
 
 
-def as_default_left(value, scenario):
-    if as_bool(value) is None:
-        fail(f"default_left ({scenario}): expected a bool, got {type(value).__name__} {str(value)[:60]}", what="default_left")
-    return as_bool(value)
-
-
-# ---------------------------------------------------------------------------------------------
-# Judging one call
-# ---------------------------------------------------------------------------------------------
+# -- judging one call --------------------------------------------------------------------------------
 def judge_split(sub, x, g, h, lam, gamma, what=""):
     """best_split(x, g, h, lam, gamma) against the brute-force best, the checks in the order the module's docstring gives."""
     scenario = describe(x, lam, gamma, what)
@@ -182,7 +154,9 @@ def judge_split(sub, x, g, h, lam, gamma, what=""):
     threshold = as_float(got_threshold, what="threshold", scenario=scenario)
     if np.isnan(threshold):
         fail(f"threshold ({scenario}): got NaN; x < NaN is False for every row. Return a number (+inf or -inf included).", what="threshold")
-    default_left = as_default_left(got_default, scenario)
+    default_left = as_flag(got_default)
+    if default_left is None:
+        fail(f"default_left ({scenario}): expected a bool, got {type(got_default).__name__} {str(got_default)[:60]}", what="default_left")
     gain = as_float(got_gain, what="gain", scenario=scenario)
     left = partition(x, threshold, default_left)
     if left.all() or not left.any():
@@ -192,11 +166,8 @@ def judge_split(sub, x, g, h, lam, gamma, what=""):
              what="partition", threshold=threshold, default_left=default_left, explain=lambda: empty_child_hint(x, threshold, left))
     own_gain = split_gain(left, g, h, lam, gamma)
     split_text = f"threshold {threshold:g}, default_left={default_left}"
-    try:
+    with explained(lambda: gain_hint(left, x, g, h, lam, gamma, threshold, gain, own_gain)):
         assert_close(gain, own_gain, what=f"gain of your split ({split_text})", scenario=scenario, rtol=RTOL, atol=ATOL)
-    except CheckFailed as failure:
-        failure.explain = lambda: gain_hint(left, x, g, h, lam, gamma, threshold, gain, own_gain)
-        raise
     if own_gain < best_gain - (ATOL + RTOL * abs(best_gain)):
         fail(f"best_split ({scenario}): your split, {describe_split(threshold, default_left, own_gain, left)}, is not the best; the best is"
              f" {best_text}.", what="gain of the best split", expected=float(best_gain), got=float(own_gain),
@@ -230,9 +201,10 @@ def candidate_hint(x, g, h, lam, gamma, left, best_default, best_left):
 
 def judge_no_split(got, x, scenario):
     threshold, default_left, gain = got
-    reason = no_split_reason(x) or "no split leaves rows on both sides"
+    missing = np.isnan(x)
+    reason = "every row is missing" if missing.all() else "one distinct value and no missing row" if not missing.any() else "no split leaves rows on both sides"
     try:
-        ok = threshold is None and as_bool(default_left) is False and float(np.asarray(gain)) == -np.inf
+        ok = threshold is None and as_flag(default_left) is False and float(np.asarray(gain)) == -np.inf
     except (TypeError, ValueError):
         ok = False
     if not ok:
@@ -241,9 +213,7 @@ def judge_no_split(got, x, scenario):
              what="best_split's result", expected="(None, False, -inf)", got=shown[:80])
 
 
-# ---------------------------------------------------------------------------------------------
-# Inputs
-# ---------------------------------------------------------------------------------------------
+# -- inputs ------------------------------------------------------------------------------------------
 def arrays(x, g, h):
     return np.array(x, dtype=np.float64), np.array(g, dtype=np.float64), np.array(h, dtype=np.float64)
 
@@ -260,98 +230,104 @@ def logistic_case(seed, n, missing_rate, decimals=1):
     return x, p - y, p * (1 - p)
 
 
-def small_cases():
-    """Hypothesis cases (x, g, h, lam, gamma): 1-8 rows, x from {0, 1, 2, 3, NaN} (ties and missing), dyadic g and h."""
+def as_case(drawn):
+    x, g, h, lam, gamma = drawn
+    return (*arrays(x, g, h), lam, gamma)
+
+
+def small_case(n):
+    """Hypothesis cases (x, g, h, lam, gamma) of n rows, x from {0, 1, 2, 3, NaN} (ties and missing), dyadic g and h."""
     from hypothesis import strategies as st
 
-    @st.composite
-    def case(draw):
-        n = draw(st.integers(1, 8))
-        column = lambda values: draw(st.lists(st.sampled_from(values), min_size=n, max_size=n))
-        x = column([0.0, 1.0, 2.0, 3.0, NAN])
-        g = column([1.0, -1.0, 0.5, -0.5, 2.0, -2.0])
-        h = column([1.0, 0.5, 0.25])
-        return (*arrays(x, g, h), draw(st.sampled_from([1.0, 0.0, 3.0])), draw(st.sampled_from([0.0, 0.5])))
-
-    return case()
+    x, g, h = (lists_of(st.sampled_from(values), n) for values in ([0.0, 1.0, 2.0, 3.0, NAN], [1.0, -1.0, 0.5, -0.5, 2.0, -2.0], [1.0, 0.5, 0.25]))
+    return st.tuples(x, g, h, st.sampled_from([1.0, 0.0, 3.0]), st.sampled_from([0.0, 0.5])).map(as_case)
 
 
-def shrinking(sub):
-    return shrink_on_failure(sub, small_cases, lambda case: judge_split(sub, *case))
+# -- the cases: (x, g, h, lam, gamma, what) per check, and all of them for the inputs-unchanged check ------------
+def case(x, g, h, lam=1.0, gamma=0.0, what=""):
+    return (*arrays(x, g, h), lam, gamma, what)
 
 
-# ---------------------------------------------------------------------------------------------
-# Checks
-# ---------------------------------------------------------------------------------------------
+HAND_BUILT = [case([1, 2, 3, 4], [-1, -1, 1, 1], [1, 1, 1, 1]), case([1, 2, NAN, 3, 4], [-1, -0.5, 1, 1, 0.5], [1, 1, 1, 1, 1]),
+              case([3, NAN, 1, 2, NAN, 4, 2], [1, -2, -1, 0.5, -1.5, 2, -0.5], [1, 0.5, 1, 0.5, 1, 0.25, 1])]
+# Logistic gradients at p = 0.5: g = 0.5 - y. Low x are label 0, high x label 1; the missing rows are labelled like the high x, or the low.
+G_HIGH_MISSING, G_LOW_MISSING = [0.5, 0.5, 0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5], [0.5, 0.5, 0.5, -0.5, -0.5, -0.5, 0.5, 0.5, 0.5]
+MISSING_DIRECTION = [case([1, 2, 3, 4, 5, 6, NAN, NAN, NAN], G_HIGH_MISSING, [0.25] * 9, what=", missing rows labelled like the high x: they belong right"),
+                     case([1, 2, 3, 4, 5, 6, NAN, NAN, NAN], G_LOW_MISSING, [0.25] * 9, what=", missing rows labelled like the low x: they belong left"),
+                     case([6, 5, 4, 3, 2, 1, NAN, NAN, NAN], G_HIGH_MISSING, [0.25] * 9, what=", high x labelled 0, missing rows labelled 1: they belong left")]
+MISSING_ALONE = [case([5, 5, 5, NAN, NAN], [0.5, 0.5, 0.5, -0.5, -0.5], [0.25] * 5, what=", one distinct present value: the only split is present against missing"),
+                 case([1, 2, 3, 4, NAN, NAN, NAN], [0.5, -0.5, 0.5, -0.5, -1, -1, -1], [0.25] * 7, what=", no signal in x, all of it in missingness"),
+                 case([NAN, 1, NAN, 2, 3, NAN], [2, -0.5, 2, -0.5, -0.5, 2], [1] * 6, lam=0.0, what=", lam = 0, no signal in x")]
+NO_MISSING = [case([3, 1, 2, 5, 4], [1, -1, -1, 2, 1], [1, 1, 1, 1, 1]), case([0.5, 0.25, 0.75, 1], [-2, -1, 1, 0.5], [0.5, 0.5, 1, 1], lam=2.0, gamma=0.25),
+              (*logistic_case(21, 300, 0.0, decimals=2), 1.0, 0.0, "")]
+NO_SPLIT = [case(x, [1.0, -1.0, 0.5][:len(x)] if len(x) > 1 else [1.0], [1.0] * len(x)) for x in ([NAN], [NAN, NAN, NAN], [2.0], [2.0, 2.0, 2.0])]
+GAIN_FORMULA = [case([1, 2, 3, NAN, 4, 5], [-1, -1.5, 0.5, -2, 1, 1.5], [1, 0.5, 1, 1, 0.5, 1], lam, gamma)
+                for lam, gamma in ((1.0, 0.0), (0.0, 0.0), (4.0, 0.0), (1.0, 0.75), (0.5, 0.25))]
+NEGATIVE_GAIN = [case([1, 2, 3, NAN], [-1, 0.5, 1, -0.5], [1, 1, 1, 1], gamma=10.0),
+                 case([1, 1, 2, 2], [1, -1, 1, -1], [1, 1, 1, 1], what=", x carries no signal: the best gain is 0 - gamma = 0")]
+TIED = [case([1, 1, 1, 2, 2, 2], [-1, -1, 1, -1, 1, 1], [1] * 6), case([2, 1, 2, NAN, 1, 3, 2, 3], [1, -1, -1, 0.5, -1, 2, 1, -0.5], [1] * 8)]
+RANDOM = [(*logistic_case(seed, n, rate), lam, gamma, "") for seed, n, rate, lam, gamma in ((31, 30, 0.2, 1.0, 0.0), (32, 200, 0.1, 0.0, 0.0),
+                                                                                         (33, 200, 0.5, 5.0, 0.3), (34, 2000, 0.3, 1.0, 0.1))]
+
+
+# -- checks -----------------------------------------------------------------------------------------
 @check("hand-built: the best of every threshold and both default directions")
 def hand_built(sub, ctx):
-    judge_split(sub, *arrays([1, 2, 3, 4], [-1, -1, 1, 1], [1, 1, 1, 1]), 1.0, 0.0)
-    judge_split(sub, *arrays([1, 2, NAN, 3, 4], [-1, -0.5, 1, 1, 0.5], [1, 1, 1, 1, 1]), 1.0, 0.0)
-    judge_split(sub, *arrays([3, NAN, 1, 2, NAN, 4, 2], [1, -2, -1, 0.5, -1.5, 2, -0.5], [1, 0.5, 1, 0.5, 1, 0.25, 1]), 1.0, 0.0)
+    for args in HAND_BUILT:
+        judge_split(sub, *args)
 
 
 @check("missing rows that carry the label go to the matching side (left and right)")
 def missing_direction(sub, ctx):
-    # Logistic gradients at p = 0.5: g = 0.5 - y. Low x are label 0, high x label 1.
-    x = [1, 2, 3, 4, 5, 6, NAN, NAN, NAN]
-    g_low_missing = [0.5, 0.5, 0.5, -0.5, -0.5, -0.5, 0.5, 0.5, 0.5]  # the missing rows are label 0: left, with the low x
-    g_high_missing = [0.5, 0.5, 0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5]  # label 1: right, with the high x
-    h = [0.25] * 9
-    judge_split(sub, *arrays(x, g_high_missing, h), 1.0, 0.0, what=", missing rows labelled like the high x: they belong right")
-    judge_split(sub, *arrays(x, g_low_missing, h), 1.0, 0.0, what=", missing rows labelled like the low x: they belong left")
-    x_rev = [6, 5, 4, 3, 2, 1, NAN, NAN, NAN]
-    judge_split(sub, *arrays(x_rev, g_high_missing, h), 1.0, 0.0, what=", high x labelled 0, missing rows labelled 1: they belong left")
+    for args in MISSING_DIRECTION:
+        judge_split(sub, *args)
 
 
 @check("present values all on one side, missing rows alone on the other")
 def missing_alone(sub, ctx):
-    judge_split(sub, *arrays([5, 5, 5, NAN, NAN], [0.5, 0.5, 0.5, -0.5, -0.5], [0.25] * 5), 1.0, 0.0,
-                what=", one distinct present value: the only split is present against missing")
-    judge_split(sub, *arrays([1, 2, 3, 4, NAN, NAN, NAN], [0.5, -0.5, 0.5, -0.5, -1, -1, -1], [0.25] * 7), 1.0, 0.0,
-                what=", no signal in x, all of it in missingness")
-    judge_split(sub, *arrays([NAN, 1, NAN, 2, 3, NAN], [2, -0.5, 2, -0.5, -0.5, 2], [1] * 6), 0.0, 0.0,
-                what=", lam = 0, no signal in x")
+    for args in MISSING_ALONE:
+        judge_split(sub, *args)
 
 
 @check("no missing values: any default direction is accepted")
 def no_missing(sub, ctx):
-    judge_split(sub, *arrays([3, 1, 2, 5, 4], [1, -1, -1, 2, 1], [1, 1, 1, 1, 1]), 1.0, 0.0)
-    judge_split(sub, *arrays([0.5, 0.25, 0.75, 1], [-2, -1, 1, 0.5], [0.5, 0.5, 1, 1]), 2.0, 0.25)
-    x, g, h = logistic_case(21, 300, 0.0, decimals=2)
-    judge_split(sub, x, g, h, 1.0, 0.0)
+    for args in NO_MISSING:
+        judge_split(sub, *args)
 
 
-@check("no split exists: every row missing, or one distinct value and no missing row -> (None, False, -inf)")
+@check("no split exists: every row missing, or one distinct value and no missing row -> (None, False, -inf)",
+       edge="No split exists when no partition leaves rows on both sides: every row missing, or no missing row and one distinct value (n = 1 included)."
+            " ... With no split, return exactly `(None, False, -inf)`.")
 def no_split(sub, ctx):
-    for x in ([NAN], [NAN, NAN, NAN], [2.0], [2.0, 2.0, 2.0]):
-        n = len(x)
-        judge_split(sub, *arrays(x, [1.0, -1.0, 0.5][:n] if n > 1 else [1.0], [1.0] * n), 1.0, 0.0)
+    for args in NO_SPLIT:
+        judge_split(sub, *args)
 
 
 @check("the gain formula: lam in every term, 0.5 * [...] - gamma")
 def gain_formula(sub, ctx):
-    x, g, h = arrays([1, 2, 3, NAN, 4, 5], [-1, -1.5, 0.5, -2, 1, 1.5], [1, 0.5, 1, 1, 0.5, 1])
-    for lam, gamma in ((1.0, 0.0), (0.0, 0.0), (4.0, 0.0), (1.0, 0.75), (0.5, 0.25)):
-        judge_split(sub, x, g, h, lam, gamma)
+    for args in GAIN_FORMULA:
+        judge_split(sub, *args)
 
 
-@check("the best split is returned when its gain is negative (large gamma)")
+@check("the best split is returned when its gain is negative (large gamma)",
+       edge="The best split is returned whatever the sign of its gain, negative included (gamma larger than any improvement): whether to split at all"
+            " is the caller's decision.")
 def negative_gain(sub, ctx):
-    judge_split(sub, *arrays([1, 2, 3, NAN], [-1, 0.5, 1, -0.5], [1, 1, 1, 1]), 1.0, 10.0)
-    judge_split(sub, *arrays([1, 1, 2, 2], [1, -1, 1, -1], [1, 1, 1, 1]), 1.0, 0.0, what=", x carries no signal: the best gain is 0 - gamma = 0")
+    for args in NEGATIVE_GAIN:
+        judge_split(sub, *args)
 
 
 @check("rows with equal x go to the same side")
 def tied_values(sub, ctx):
-    judge_split(sub, *arrays([1, 1, 1, 2, 2, 2], [-1, -1, 1, -1, 1, 1], [1] * 6), 1.0, 0.0)
-    judge_split(sub, *arrays([2, 1, 2, NAN, 1, 3, 2, 3], [1, -1, -1, 0.5, -1, 2, 1, -0.5], [1] * 8), 1.0, 0.0)
+    for args in TIED:
+        judge_split(sub, *args)
 
 
 @check("random logistic gradients with ties and missing values equal brute force")
 def random_cases(sub, ctx):
-    with shrinking(sub):
-        for seed, n, rate, lam, gamma in ((31, 30, 0.2, 1.0, 0.0), (32, 200, 0.1, 0.0, 0.0), (33, 200, 0.5, 5.0, 0.3), (34, 2000, 0.3, 1.0, 0.1)):
-            judge_split(sub, *logistic_case(seed, n, rate), lam, gamma)
+    with shrink_on_failure(sub, lambda: sized((1, 8), then=small_case), lambda case: judge_split(sub, *case)):
+        for args in RANDOM:
+            judge_split(sub, *args)
 
 
 @check("inputs unchanged")
@@ -360,4 +336,5 @@ def inputs_kept(sub, ctx):
     inputs_unchanged(sub, "best_split", x, g, h, 1.0, 0.0, scenario=describe(x, 1.0, 0.0))
     x, g, h = logistic_case(41, 100, 0.2)
     inputs_unchanged(sub, "best_split", x, g, h, 1.0, 0.0, scenario=describe(x, 1.0, 0.0))
-
+    for x, g, h, lam, gamma, what in [*HAND_BUILT, *MISSING_DIRECTION, *MISSING_ALONE, *NO_MISSING, *NO_SPLIT, *GAIN_FORMULA, *NEGATIVE_GAIN, *TIED, *RANDOM]:
+        inputs_unchanged(sub, "best_split", x, g, h, lam, gamma, scenario=describe(x, lam, gamma, what))  # every check's inputs, the extreme ones included
