@@ -175,6 +175,9 @@ EXPECTED = {
     "debug_denoiser__step_before_backward": "step_before_backward",
     # With Adam, zero_grad between backward and step moves no parameter at all: what stepping before backward does.
     "debug_denoiser__zero_grad_between_backward_and_step": "step_before_backward",
+    "walk_forward__whole_series_to_forecast": "whole_series_to_forecast",
+    "walk_forward__fitted_once": "fitted_once",
+    "walk_forward__skill_squared_errors": "skill_squared_errors",
 }
 
 
