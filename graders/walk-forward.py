@@ -1,6 +1,6 @@
 """Checks for `walk-forward`: a walk-forward backtest per horizon, the last-value and seasonal naive baselines, and skill.
 
-Graded by behaviour, through the forecasters the learner's walk_forward receives: code of the grader's own (FORECASTERS),
+Graded by behaviour, through the forecasters the learner's walk_forward receives: code of the grader's own (RECORDING, MEAN, ...),
 shown as it is in every failing input, run in the sandbox by the scenarios and here, in the judge, by the definitions
 below (loops over the origins, never the reference). The recording forecaster keeps a copy of every history it is handed,
 which is how the judge sees what the forecaster saw: exactly series[:origin] at every origin, nothing at or after it, a
@@ -148,7 +148,7 @@ def judge_namespace(*code, **replaced):
 
 
 def expected_backtest(case, **mistake):
-    """(origins, expected errors) of a backtest case, or of one of its known mistakes (None where that mistake cannot run)."""
+    """The expected errors of a backtest case, or those of one of its known mistakes (None where that mistake cannot run)."""
     series_code, forecaster, initial, horizon, step = case
     namespace = judge_namespace(series_code, forecaster)
     try:
@@ -227,10 +227,10 @@ def first_difference(got, want):
     return (int(bad[0]), len(bad)) if len(bad) else (None, 0)
 
 
-def expect_errors(got, case, where, shown, want=None):
+def expect_errors(got, case, where, shown):
     """The learner's errors for a backtest case: the definition's, shape (n_origins, horizon), row i for origin i."""
     series_code, forecaster, initial, horizon, step = case
-    want = expected_backtest(case) if want is None else want
+    want = expected_backtest(case)
     series = judge_namespace(series_code)["series"]
     origins = origins_of(len(series), initial, horizon, step)
     explain = lambda: likely_cause(got, case, want) if isinstance(got, np.ndarray) else ""
@@ -452,7 +452,9 @@ def baseline_hint(sub, case, got):
     history = judge_namespace(series_code)["series"][:origin]
     mine = sub.control(fn, history, horizon, *extra)
     truth = forecast_at(case, origin)
-    if not isinstance(mine, np.ndarray) or mine.shape != (horizon,) or truth is None or abs(float(mine[h]) - truth[h]) <= ATOL + RTOL * abs(truth[h]):
+    if not isinstance(mine, np.ndarray) or mine.shape != (horizon,) or mine.dtype.kind not in "fiu" or truth is None:
+        return ""
+    if abs(float(mine[h]) - truth[h]) <= ATOL + RTOL * abs(truth[h]):
         return ""
     args = ", ".join([f"series[:{origin}]", str(horizon), *map(str, extra)])
     return (f"Your {fn}({args}) itself forecasts {fmt(mine[h])} {plural(h + 1, 'step')} ahead, where the definition gives {fmt(truth[h])}:"
@@ -497,7 +499,7 @@ def expect_skill(got, want, where, errors=None, baseline=None, failing_input=Non
     """skill's ratios: an array of shape (horizon,) with the definition's values; hints from the known mistakes on `errors`, `baseline`."""
     mistakes = skill_mistakes(errors, baseline) if errors is not None else []
     hint = ""
-    if is_scalar(got) and want.shape != (1,):
+    if is_scalar(got) and not np.iscomplexobj(got) and want.shape != (1,):
         hint = "One ratio per horizon: skill is never averaged over the horizons."
         if mistakes and mistake_hint(np.full(want.shape, float(np.asarray(got))), mistakes[:1], want=want, rtol=RTOL, atol=ATOL):
             hint = (f"It is errors.mean() / baseline_errors.mean(), one ratio over every horizon at once; skill keeps the {len(want)} horizons"
@@ -523,7 +525,7 @@ def skill_per_horizon(sub, ctx):
         expect_skill(got, true_skill(errors, baseline), where, errors, baseline)
 
 
-SKILL_RUNS = [  # (setup, what skill must give)
+SKILL_RUNS = [  # (the lines that run the backtests, the skill they are judged by, what it must show)
     (f"{WALK}\nnaive = walk_forward(series, last_value, initial=60, horizon=12, step=6)", "skill(naive, naive)",
      "last value against itself on a random walk: 1 at every horizon"),
     (f"{WALK}\n{PERFECT}\nmodel = walk_forward(series, forecast, initial=60, horizon=12, step=6)\n"
@@ -546,7 +548,7 @@ def skill_in_a_backtest(sub, ctx):
 
 
 def random_case(rng):
-    """A backtest case with at least one origin: a series of 1-60 values in quarters, the recording forecaster."""
+    """A backtest case with at least one origin: a series of 2-60 values in quarters, the recording forecaster."""
     horizon, step = int(rng.integers(1, 9)), int(rng.integers(1, 7))
     n = int(rng.integers(horizon + 1, 61))
     initial = int(rng.integers(1, n - horizon + 1))
