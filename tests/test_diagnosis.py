@@ -177,6 +177,9 @@ EXPECTED = {
     "hashed_features__salted_builtin_hash": "salted_builtin_hash",
     "hashed_features__cross_sum_of_buckets": "cross_sum_of_buckets",
     "hashed_features__sign_from_bucket_bits": "sign_from_bucket_bits",
+    "walk_forward__whole_series_to_forecast": "whole_series_to_forecast",
+    "walk_forward__fitted_once": "fitted_once",
+    "walk_forward__skill_squared_errors": "skill_squared_errors",
 }
 
 

@@ -119,8 +119,11 @@ BANK = load_bank()
 SETS = [(e, False) for e in BANK.exercises if e.kind == "quiz"] + [(e, True) for e in BANK.exercises if q.has_followups(e)]
 
 
-def test_the_bank_holds_16_quizzes_and_37_follow_up_sets() -> None:
-    assert sum(not f for _, f in SETS) == 16 and sum(f for _, f in SETS) == 37
+def test_the_rules_run_on_the_16_quizzes_and_every_code_exercises_follow_ups() -> None:
+    from mlprep.kinds import kind_of
+
+    assert sum(not f for _, f in SETS) == 16
+    assert sorted(e.id for e, f in SETS if f) == sorted(e.id for e in BANK.exercises if kind_of(e).runs_code)
 
 
 @pytest.mark.parametrize("exercise, followups", SETS, ids=[f"{e.id}{'-followups' if f else ''}" for e, f in SETS])
