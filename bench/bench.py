@@ -1,21 +1,25 @@
-"""Speed of mlprep against baselines measured in the same run (issue 4's targets).
+"""Speed of mlprep against baselines measured in the same run (issue 28's targets).
 
-    python bench/bench.py [--runs 7] [--skip-selfcheck] [--json FILE]
+    python bench/bench.py [--runs 15] [--skip-selfcheck] [--skip-tests] [--json FILE]
 
 Each pair runs the baseline and the mlprep command alternately, `--runs` times each, as fresh
 processes (what a user waits for, start-up and teardown included), so machine load hits both alike;
 the ratio is median(command) / median(baseline). Targets:
 
-- `mlprep list`, `show`, `hint`, `progress`      <= 1.5x  `python -c "import typer"`
+- `mlprep list`, `show`, `hint`, `progress`, and a shell completion of exercise ids
+                                                  <= 1.3x  `python -c "import typer"`
 - `mlprep show adamw`, the first time (the prompt's Markdown rendered, not from the cache)
                                                   <= 3x    `python -c "import typer"`
-- `mlprep grade adamw` on a correct attempt       <= 1.6x  `python -c "import torch"`
+- `mlprep grade adamw` on a correct attempt       <= 1.3x  `python -c "import torch"`
 - `mlprep grade adamw` on a known bug              <= 2.5x  `python -c "import torch"` (failing
                                                   inputs found and shrunk included)
 - `mlprep grade adamw` on a file that never returns  within the exercise's time limit + 5 s
 - `mlprep grade adamw --dir` of 40 files          <= 0.3x  40 separate `mlprep grade adamw --file` runs
-- `mlprep selfcheck` of the whole bank            < 300 s wall on 2 cores (every reference, stub, known bug,
+- `mlprep grade` of each Phase E exercise's reference  <= 15 s
+- `mlprep selfcheck` of the whole bank            <= 180 s wall on 2 cores (every reference, stub, known bug,
                                                   alternative), with the number of submissions graded
+- `mlprep selfcheck --changed` with nothing changed  <= 0.05x the whole-bank run above
+- `python -m pytest` (the README's test command)  <= 480 s
 
 Everything runs against a temporary MLPREP_HOME; your own progress is not touched.
 Exit status 1 if a target is missed.
@@ -36,6 +40,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+QUICK_TARGET = 1.3  # list, show, hint, progress, completion: against `import typer`
+GRADE_TARGET = 1.3  # a correct attempt of adamw: against `import torch`
 
 
 def mlprep_command() -> list[str]:
@@ -110,29 +116,70 @@ def batch(env: dict[str, str], folder: Path) -> dict:
             "target": f"<= {BATCH_TARGET:g}x", "meets": ratio <= BATCH_TARGET}
 
 
-# Issue 10: the self-check of the whole bank, grown past 20 exercises, within 5 minutes on 2 cores.
-SELFCHECK_LIMIT_S = 300.0
+def within(what: str, elapsed: float, limit_s: float, **extra: object) -> dict:
+    """A row judged against a limit in seconds rather than a baseline."""
+    return {"what": what, "median_s": round(elapsed, 2), "baseline": f"{limit_s:g} s", "baseline_median_s": limit_s, "ratio": round(elapsed / limit_s, 2),
+            "target": f"<= {limit_s:g} s", "meets": elapsed <= limit_s, **extra}
 
 
-def selfcheck(env: dict[str, str]) -> dict:
+# Issue 26: a grade of each new exercise's reference, the reference's timings measured beforehand.
+PHASE_E = ("hashed-features", "ab-test", "walk-forward")
+PHASE_E_LIMIT_S = 15.0
+
+
+def phase_e(env: dict[str, str]) -> list[dict]:
+    rows = []
+    for exercise_id in PHASE_E:
+        reference = str(REPO / "solutions" / exercise_id / "reference.py")
+        argv = [*mlprep_command(), "grade", exercise_id, "--file", reference]
+        wall(argv, env)  # measures the reference once (cached), not counted
+        rows.append(within(f"mlprep grade {exercise_id} (its reference)", statistics.median(wall(argv, env) for _ in range(3)), PHASE_E_LIMIT_S))
+    return rows
+
+
+# Issue 28: the self-check of the whole bank within 3 minutes on 2 cores, and nothing proved again when nothing changed.
+SELFCHECK_LIMIT_S = 180.0
+UNCHANGED_SHARE = 0.05
+
+
+def selfcheck(env: dict[str, str]) -> list[dict]:
     report_path = Path(env["MLPREP_HOME"]) / "selfcheck.json"
+    times, reports = [], []
+    for options in ([], ["--changed"]):  # a cold cache proves everything; then nothing has changed
+        start = time.perf_counter()
+        with open(report_path, "w") as out:
+            done = subprocess.run([*mlprep_command(), "selfcheck", "--json", *options], env=env, stdout=out, stderr=subprocess.PIPE)
+        times.append(time.perf_counter() - start)
+        reports.append(json.loads(report_path.read_text()))
+        if done.returncode != 0:
+            print(f"bench: the self-check found problems (exit {done.returncode}); timing it anyway", file=sys.stderr)
+    cold, warm = reports
+    return [within(f"mlprep selfcheck (whole bank, {cold['submissions']} submissions, {os.cpu_count()} cores)", times[0], SELFCHECK_LIMIT_S,
+                   submissions=cold["submissions"], selfcheck_ok=cold["ok"]),
+            within(f"mlprep selfcheck --changed (nothing changed: {warm['submissions']} graded)", times[1], round(times[0] * UNCHANGED_SHARE, 1),
+                   submissions=warm["submissions"], selfcheck_ok=warm["ok"])]
+
+
+# Issue 28: the README's test command, the whole-bank self-check inside it, within 8 minutes on 2 cores.
+TESTS_LIMIT_S = 480.0
+
+
+def tests(env: dict[str, str]) -> dict:
+    test_env = {key: value for key, value in env.items() if key != "MLPREP_HOME"}  # the tests make their own data folders
     start = time.perf_counter()
-    with open(report_path, "w") as out:
-        done = subprocess.run([*mlprep_command(), "selfcheck", "--json"], env=env, stdout=out, stderr=subprocess.PIPE)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=REPO, env=test_env, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
-    report = json.loads(report_path.read_text())
+    summary = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
     if done.returncode != 0:
-        print(f"bench: the self-check found problems (exit {done.returncode}); timing it anyway", file=sys.stderr)
-    return {"what": f"mlprep selfcheck (whole bank, {report['submissions']} submissions, {os.cpu_count()} cores)", "median_s": round(elapsed, 1),
-            "baseline": f"{SELFCHECK_LIMIT_S:g} s", "baseline_median_s": SELFCHECK_LIMIT_S, "ratio": round(elapsed / SELFCHECK_LIMIT_S, 2),
-            "target": f"< {SELFCHECK_LIMIT_S:g} s", "meets": elapsed < SELFCHECK_LIMIT_S,
-            "submissions": report["submissions"], "selfcheck_ok": report["ok"]}
+        print(f"bench: the tests failed (exit {done.returncode}): {summary}", file=sys.stderr)
+    return within(f"python -m pytest ({summary.strip('= ')})", elapsed, TESTS_LIMIT_S, tests_ok=done.returncode == 0)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=7, help="runs of each command and of its baseline (default 7)")
+    parser.add_argument("--runs", type=int, default=15, help="runs of each command and of its baseline (default 15)")
     parser.add_argument("--skip-selfcheck", action="store_true", help="leave out the whole-bank self-check (a few minutes)")
+    parser.add_argument("--skip-tests", action="store_true", help="leave out the README's test command (several minutes)")
     parser.add_argument("--json", dest="json_path", type=Path, help="also write the rows as JSON to this file")
     args = parser.parse_args()
 
@@ -147,11 +194,14 @@ def main() -> int:
         # A correct attempt of adamw in the workspace: the stub written by `attempt`, then the reference.
         wall([*mlprep, "attempt", "adamw"], env)
         shutil.copyfile(REPO / "solutions" / "adamw" / "reference.py", home / "workspace" / "adamw" / "adamw.py")
-        rows = [compare(f"mlprep {' '.join(cmd)}", [*mlprep, *cmd], 'python -c "import typer"', typer_baseline, 1.5, args.runs, env)
+        rows = [compare(f"mlprep {' '.join(cmd)}", [*mlprep, *cmd], 'python -c "import typer"', typer_baseline, QUICK_TARGET, args.runs, env)
                 for cmd in (["list"], ["show", "adamw"], ["hint", "adamw"], ["progress"])]
+        completion = {**env, "_MLPREP_COMPLETE": "complete_bash", "COMP_WORDS": "mlprep grade ad", "COMP_CWORD": "2"}
+        rows.append(compare("mlprep <Tab> (bash completion of `grade ad`)", mlprep, 'python -c "import typer"', typer_baseline, QUICK_TARGET, args.runs, completion))
         rows.append(compare("mlprep show adamw (first time: Markdown rendered)", [*mlprep, "show", "adamw"], 'python -c "import typer"', typer_baseline,
                             3.0, args.runs, env, before=lambda: shutil.rmtree(home / "cache" / "prompts", ignore_errors=True)))
-        rows.append(compare("mlprep grade adamw (correct attempt)", [*mlprep, "grade", "adamw"], 'python -c "import torch"', torch_baseline, 1.6, args.runs, env))
+        rows.append(compare("mlprep grade adamw (correct attempt)", [*mlprep, "grade", "adamw"], 'python -c "import torch"', torch_baseline, GRADE_TARGET,
+                            args.runs, env))
         buggy = home / "no_bias_correction.py"
         sys.path.insert(0, str(REPO))
         from mlprep.bank import load_bank
@@ -162,15 +212,18 @@ def main() -> int:
                             torch_baseline, 2.5, args.runs, env, ok=(1,)))
         rows.append(hang(env, home))
         rows.append(batch(env, home))
+        rows += phase_e(env)
         if not args.skip_selfcheck:
-            rows.append(selfcheck(env))
+            rows += selfcheck(env)
+        if not args.skip_tests:
+            rows.append(tests(env))
     finally:
         shutil.rmtree(home, ignore_errors=True)
 
-    print(f"{'what':58} {'median':>8} {'baseline':>26} {'ratio':>6}  {'target':9} ok")
+    print(f"{'what':62} {'median':>9} {'baseline':>26} {'ratio':>6}  {'target':10} ok")
     for row in rows:
         baseline = f"{row['baseline']} {row['baseline_median_s']:.3f}s" if not row["baseline"].endswith(" s") else "-"
-        print(f"{row['what']:58} {row['median_s']:>7.3f}s {baseline:>26} {row['ratio']:>6.2f}  {row['target']:9} {'yes' if row['meets'] else 'NO'}")
+        print(f"{row['what']:62} {row['median_s']:>8.3f}s {baseline:>26} {row['ratio']:>6.2f}  {row['target']:10} {'yes' if row['meets'] else 'NO'}")
     print(f"({args.runs} runs of each command and baseline, alternating; medians; {os.cpu_count()} cores; python {sys.version.split()[0]})")
     if args.json_path:
         args.json_path.write_text(json.dumps(rows, indent=2))
