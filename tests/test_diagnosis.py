@@ -175,6 +175,9 @@ EXPECTED = {
     "debug_denoiser__step_before_backward": "step_before_backward",
     # With Adam, zero_grad between backward and step moves no parameter at all: what stepping before backward does.
     "debug_denoiser__zero_grad_between_backward_and_step": "step_before_backward",
+    "ab_test__pooled_variance": "pooled_variance",
+    "ab_test__impressions_as_bernoulli": "impressions_as_bernoulli",
+    "ab_test__mean_of_user_ctrs": "mean_of_user_ctrs",
 }
 
 
