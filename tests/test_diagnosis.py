@@ -180,6 +180,9 @@ EXPECTED = {
     "walk_forward__whole_series_to_forecast": "whole_series_to_forecast",
     "walk_forward__fitted_once": "fitted_once",
     "walk_forward__skill_squared_errors": "skill_squared_errors",
+    "ab_test__pooled_variance": "pooled_variance",
+    "ab_test__impressions_as_bernoulli": "impressions_as_bernoulli",
+    "ab_test__mean_of_user_ctrs": "mean_of_user_ctrs",
 }
 
 

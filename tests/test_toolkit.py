@@ -558,3 +558,40 @@ def test_an_attribute_is_copied_as_float64_numbers_or_said_what_it_is():
     assert attribute_copy(obj, "mean_").tolist() == [1.0, 2.0]
     assert attribute_copy(obj, "missing") is None and attribute_copy(obj, "nothing") is None
     assert attribute_copy(obj, "label") == "str: 'text'"
+
+
+def test_the_experiments_distributions_match_scipys():
+    """Student's t (any real df, as Welch's test needs), chi-square and the normal, written without SciPy for
+    graders: their tails and quantiles agree with scipy.stats to near float64's resolution."""
+    from scipy import stats
+
+    from mlprep.grading import chi_square_quantile, chi_square_sf, normal_quantile, normal_sf, student_t_quantile, student_t_sf
+
+    for df in (1.0, 2.5, 7.3, 30.0, 1e4):
+        for t in (-4.0, -0.3, 0.0, 1.7, 12.0):
+            assert student_t_sf(t, df) == pytest.approx(stats.t.sf(t, df), rel=1e-9, abs=1e-300)
+        for p in (1e-6, 0.025, 0.5, 0.975):
+            assert student_t_quantile(p, df) == pytest.approx(stats.t.ppf(p, df), rel=1e-9, abs=1e-12)
+    for df in (1, 2, 9, 99):
+        for x in (0.01, 1.0, df, 5.0 * df + 20):
+            assert chi_square_sf(x, df) == pytest.approx(stats.chi2.sf(x, df), rel=1e-9, abs=1e-300)
+        assert chi_square_quantile(1 - 1e-7, df) == pytest.approx(stats.chi2.ppf(1 - 1e-7, df), rel=1e-9)
+    for z in (-8.0, -1.0, 0.0, 2.5, 30.0):
+        assert normal_sf(z) == pytest.approx(stats.norm.sf(z), rel=1e-12, abs=1e-300)
+    assert normal_quantile(0.975) == pytest.approx(stats.norm.ppf(0.975), rel=1e-12)
+
+
+def test_a_rate_over_simulated_runs_is_judged_against_an_exact_binomial_band():
+    from scipy import stats
+
+    from mlprep.grading import binomial_band, expect_rate
+
+    half = 1e-8 / 2
+    lo, hi = binomial_band(3000, 0.05, error_rate=2 * half)
+    assert stats.binom.cdf(lo - 1, 3000, 0.05) <= half and stats.binom.sf(hi, 3000, 0.05) <= half
+    assert stats.binom.cdf(lo, 3000, 0.05) > half and stats.binom.sf(hi - 1, 3000, 0.05) > half  # the narrowest such band
+    lo, hi = binomial_band(3000, 0.05)  # at the default error rate (1e-7): what expect_rate judges by
+    expect_rate(150, 3000, 0.05, what="false positives", scenario="A/A")
+    with pytest.raises(CheckFailed) as info:
+        expect_rate(hi + 1, 3000, 0.05, what="false positives", scenario="A/A")
+    assert "false positives" in info.value.message

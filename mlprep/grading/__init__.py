@@ -21,6 +21,7 @@ The parts (this face re-exports what graders use):
     probes      inputs_unchanged, Snapshot, what code raises (raised_by, expect_raises), invariance_probe,
                 gradcheck_float64, peak_traced_memory, control_value
     budgets     time_ratio, growth_check, measure_peak_memory
+    experiments rates over simulated runs in binomial bands (expect_rate); Student's t, chi-square, normal
     shrinking   shrink_on_failure, with the small cases of `cases` (grid, matrix, array_of, sized)
 Families, for the graders of a few exercises alike: losses (shifted_logits_hint, all_finite) and
 networks (run_code: a case written once as code, run in the sandbox and shown as the failing input).
@@ -37,6 +38,7 @@ from mlprep.grading.checks import (MAX_SERIES_POINTS, CheckFailed, CheckSpec, Gr
 from mlprep.grading.compare import (assert_close, assert_dtype, assert_equal, assert_finite, assert_keeps_precision, assert_returns_like, assert_shape,
                                     tolerance_for)
 from mlprep.grading.expected import central_differences, inputs_from_code, log_softmax, logsumexp
+from mlprep.grading.experiments import binomial_band, chi_square_quantile, chi_square_sf, expect_rate, normal_quantile, normal_sf, student_t_quantile, student_t_sf
 from mlprep.grading.handles import Context, Interface, Submission, request_as_call, when_raised
 from mlprep.grading.losses import all_finite as all_finite, shifted_logits_hint as shifted_logits_hint  # the loss graders' family
 from mlprep.grading.mistakes import matching_mistakes, mistake_hint, same_values
@@ -57,4 +59,5 @@ __all__ = [
     "expect_raises", "control_value", "invariance_probe", "gradcheck_float64", "value_and_grad", "peak_traced_memory", "time_ratio", "growth_check",
     "Growth", "measure_peak_memory", "PeakMemory", "origin_device", "GraderDefect", "logsumexp", "log_softmax", "central_differences", "inputs_from_code",
     "mistake_hint", "matching_mistakes", "same_values", "Series", "series_on_failure", "MAX_SERIES_POINTS", "request_as_call", "plural",
+    "binomial_band", "expect_rate", "student_t_sf", "student_t_quantile", "chi_square_sf", "chi_square_quantile", "normal_sf", "normal_quantile",
 ]
