@@ -13,7 +13,6 @@ learner's first `--diagnose` is quick.
 
 from __future__ import annotations
 
-import difflib
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -54,6 +53,8 @@ class CodeKind(Kind):
             shown.append(Note("no attempt of yours to compare with"))
             return tuple(shown)
         mine = attempt.read_text(encoding="utf-8", errors="replace")
+        import difflib  # only to show a solution
+
         diff = "".join(difflib.unified_diff(mine.splitlines(keepends=True), reference.splitlines(keepends=True),
                                             fromfile=f"your attempt ({attempt.name})", tofile="reference"))
         shown.append(Block(f"your attempt → reference   ({attempt})", diff, "diff") if diff else Note(f"your attempt ({attempt}) is identical to the reference"))

@@ -9,7 +9,6 @@ the planted bugs it holds.
 
 from __future__ import annotations
 
-import difflib
 
 from mlprep.bank import Bug, Exercise
 from mlprep.errors import MlprepError
@@ -30,6 +29,8 @@ class DebugKind(CodeKind):
         except MlprepError as exc:
             return [f"the planted bugs do not apply one after another to the reference: {exc.message}"]
         if expected != exercise.stub():
+            import difflib  # only when the stub is not what it must be
+
             diff = difflib.unified_diff(expected.splitlines(), exercise.stub().splitlines(), "reference + planted bugs", "stub.py", n=0, lineterm="")
             first = [line for line in diff if line[:1] in "+-" and not line.startswith(("+++", "---"))][:4]
             return ["stub.py is not the reference with its planted bugs (bugs.toml planted = true); first differences: " + " | ".join(first)]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TextIO
@@ -50,6 +49,18 @@ def color_enabled(stream: TextIO) -> bool:
 SHRINK_KEEPS = 30  # characters of a table's shrinking column (list's titles) kept before optional columns are left out
 
 
+def _terminal_columns(stream: TextIO) -> int:
+    """The terminal's width, as shutil.get_terminal_size finds it ($COLUMNS first), without importing
+    shutil (and the compression modules it loads): every quick command prints through here."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or 80
+    except (OSError, ValueError):
+        return 80
+
+
 class Out:
     """Where a quick command writes: styles and cut lines only on a terminal."""
 
@@ -57,7 +68,7 @@ class Out:
         self.stream = stream or sys.stdout
         self.color = color_enabled(self.stream) if color is None else color
         # A terminal's width; written to a pipe or a file, 80 columns ($COLUMNS where it is set).
-        self.width = width or (shutil.get_terminal_size().columns if self.stream.isatty() else int(os.environ.get("COLUMNS", "") or 80))
+        self.width = width or (_terminal_columns(self.stream) if self.stream.isatty() else int(os.environ.get("COLUMNS", "") or 80))
 
     def styled(self, text: str, style: str) -> str:
         codes = [_SGR[word] for word in style.split() if word in _SGR]
