@@ -1,6 +1,6 @@
 """Speed of mlprep against baselines measured in the same run (issue 28's targets).
 
-    python bench/bench.py [--runs 15] [--skip-selfcheck] [--skip-tests] [--json FILE]
+    python bench/bench.py [--runs 15] [--skip-selfcheck] [--skip-tests] [--json FILE] [--markdown]
 
 Each pair runs the baseline and the mlprep command alternately, `--runs` times each, as fresh
 processes (what a user waits for, start-up and teardown included), so machine load hits both alike;
@@ -181,6 +181,7 @@ def main() -> int:
     parser.add_argument("--skip-selfcheck", action="store_true", help="leave out the whole-bank self-check (a few minutes)")
     parser.add_argument("--skip-tests", action="store_true", help="leave out the README's test command (several minutes)")
     parser.add_argument("--json", dest="json_path", type=Path, help="also write the rows as JSON to this file")
+    parser.add_argument("--markdown", action="store_true", help="also print the rows as the README's table")
     args = parser.parse_args()
 
     home = Path(tempfile.mkdtemp(prefix="mlprep-bench-"))
@@ -227,6 +228,11 @@ def main() -> int:
     print(f"({args.runs} runs of each command and baseline, alternating; medians; {os.cpu_count()} cores; python {sys.version.split()[0]})")
     if args.json_path:
         args.json_path.write_text(json.dumps(rows, indent=2))
+    if args.markdown:
+        print("\n| what | median | baseline (median) | ratio | target |\n|---|---|---|---|---|")
+        for row in rows:
+            baseline = f"{row['baseline']} {row['baseline_median_s']:.3f} s" if not row["baseline"].endswith(" s") else ""
+            print(f"| `{row['what']}` | {row['median_s']:.3f} s | {baseline} | {row['ratio']:.2f} | {row['target']} |")
     return 0 if all(row["meets"] for row in rows) else 1
 
 
