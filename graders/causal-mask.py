@@ -15,10 +15,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from mlprep.grading import (Call, CheckFailed, GraderDefect, assert_close, assert_finite, assert_keeps_precision, assert_returns_like, check, dtype_name,
-                            explained, fail, fail_if_changed, gradcheck_float64, invariance_probe, mistake_hint, on_input, scenario, shrink_on_failure, sized,
+                            explained, fail, fail_if_changed, gradcheck_float64, mistake_hint, on_input, scenario, shrink_on_failure, sized,
                             Snapshot, tolerance_for, value_and_grad)
-from mlprep.grading.attention import (JOIN, attend, attention_output, causality_probe, f64, float32_hint, keep_rows, known_mistake, matches,
-                                      normal, small_values, tensors)
+from mlprep.grading.attention import (JOIN, SHIFT_MISTAKES, attend, attention_output, causality_probe, f64, far_apart, float32_hint, keep_rows,
+                                      known_mistake, matches, normal, small_values, tensors, unchanged_probe, v_alone_hint)
 
 ATTENTION, LOSS = ("causal_attention",), ("lm_loss",)  # what each check calls (`uses`)
 
@@ -94,6 +94,8 @@ def _mistakes(q, k, v, keep):
            lambda: attend(q, k, v, allowed, scale=1.0 / d))
     yield ("Your output is what a softmax over the query axis (dim=-2) gives: normalise over the keys, the last axis"
            " (dim=-1).", lambda: attend(q, k, v, allowed, dim=-2))
+    for shift, hint in SHIFT_MISTAKES.items():
+        yield hint, partial(attend, q, k, v, allowed, shift=shift)
 
 
 def _tolerance(q, rtol=None, atol=None):
@@ -207,18 +209,31 @@ def first_query_sees_itself(sub, ctx):
     for q, k, v, keep in cases:
         scenario = _scenario(q, keep, "cpu")
         got = _output(sub, q, k, v, keep, scenario)
-        with explained(partial(_query0_hint, got, q, k, v, keep)):
+        with explained(partial(_query0_hint, sub, got, q, k, v, keep)):
             assert_close(torch.as_tensor(got)[:, :, 0], v[:, :, 0], what="output at query 0 (must equal v at key 0)", scenario=scenario)
 
 
-def _query0_hint(got, q, k, v, keep):
-    first = torch.as_tensor(got)[:, :, 0].double()
+def _query0_hint(sub, got, q, k, v, keep):
+    """From what query 0 returns, what the later queries return, a known mistake, or a control call with only v at
+    keys 1.. changed (does query 0 take weight from them?)."""
+    out = f64(got)
+    first, later = out[:, :, 0], torch.where(_real(keep)[:, :, 1:], out[:, :, 1:], float("nan"))
     if bool(((first == 0) | first.isnan()).all()):
+        if not bool((later.isfinite() & (later != 0)).any()):
+            return ""  # every query returns zeros or NaN: nothing singles out query 0's own key
         what = "NaN" if bool(first.isnan().any()) else "zeros"
-        return (f"Query 0 returns {what}, what a query that sees no key returns: it must see its own key, key 0 (keep the"
-                " diagonal: tril, not tril(diagonal=-1)).")
-    return _diagnose(got, q, k, v, keep) or ("Query 0 sees one key only, key 0, so all its weight belongs on it; yours is"
-                                             " spread elsewhere: mask keys 1.. with -inf before the softmax.")
+        return (f"Query 0 returns {what}, what a query that sees no key returns, while later queries do see keys: query 0 must see its own"
+                " key, key 0 (keep the diagonal: tril, not tril(diagonal=-1)).")
+    known = _diagnose(got, q, k, v, keep)
+    if known:
+        return known
+    later_v = torch.cat([v[:, :, :1], v[:, :, 1:] + 10.0], dim=2)
+    return v_alone_hint(sub, "causal_attention", (q, k, v, keep), (q, k, later_v, keep), lambda out: out[:, :, :1],
+                        moved=("Changing only v at keys 1.. moves query 0's output, so query 0 gives later keys weight: mask the scores of keys"
+                               " after the query with -inf before the softmax (tril keeps key 0 alone for query 0)."),
+                        still=("Changing only v at keys 1.. leaves query 0's output unchanged, so it takes no weight from them; yet it is not v at"
+                               " key 0, so its weight on key 0 is not 1: the weights must sum to 1 over the keys it sees (a softmax over the last"
+                               " axis of the masked scores)."))
 
 
 def _tiny_attention_cases():
@@ -269,6 +284,19 @@ def float64_precision(sub, ctx):
     _judge(_output(sub, q, k, v, keep, scenario), q, k, v, keep, scenario)
 
 
+@check("every query's softmax is stable on its own: scores near +900 in some rows and -900 in others", devices=("cpu", "cuda"), uses=ATTENTION)
+def far_apart_rows(sub, ctx):
+    cases = [  # small to large: head 0 near +900, head 1 near -900; then queries, heads and rows of either sign, mixed
+        (torch.float64, [[[1], [-1]]], _keep([True])),
+        (torch.float32, [[[1, 1, 1], [-1, -1, -1]], [[1, -1, 1], [-1, 1, -1]]], _keep([True, True, True], [False, True, True])),
+        (torch.float64, [[[1, 1, 1], [-1, -1, -1]], [[1, -1, 1], [-1, 1, -1]]], _keep([True, True, True], [True, False, True])),
+    ]
+    for dtype, signs, keep in cases:
+        q, k, v = far_apart(signs, dtype=dtype)
+        scenario = _scenario(q, keep, ctx.device, extra=", d = 1, scores q.k of about +900 in some query rows and -900 in others")
+        _judge(_output(sub, q, k, v, keep, scenario), q, k, v, keep, scenario)
+
+
 @check("causality: keys and values at position j change no earlier output", uses=ATTENTION)
 def causality(sub, ctx):
     rng = ctx.rng(3)
@@ -290,8 +318,9 @@ def causality(sub, ctx):
 PAD_PARTS = ("outputs at real queries", "outputs at pad queries that see no key (must be zeros)")
 
 
-def _padding_hint(sub, part, q, k, v, keep):
-    """The hint for the part that moved (`part`, the failure's `what`), from what the unchanged input's output shows."""
+def _padding_hint(sub, part, q, k, v, keep, pads_v):
+    """The hint for the part that moved (`part`, the failure's `what`), from what the unchanged input's output shows, or
+    from a control with only the pads' values changed (`pads_v`: do the pads get weight, or only enter the normalisation?)."""
     base = sub.control("causal_attention", q, k, v, keep)
     if not (torch.is_tensor(base) and base.shape == q.shape):
         base = None  # the control did not run through: no evidence from it
@@ -301,9 +330,13 @@ def _padding_hint(sub, part, q, k, v, keep):
             return f"{lead} {NO_KEY_RULE}"
         evidence, remedy = _no_key_evidence(base, q, k, v, keep)
         return " ".join(part for part in (lead, evidence, NO_KEY_RULE, remedy or ZERO_THEM) if part)
-    known = _diagnose(base, q, k, v, keep) if base is not None else ""
-    return known or ("Real queries moved when only pad keys and values changed, so pad keys still get weight: hide them on"
-                     " the KEY axis (the last axis of the scores) with -inf before the softmax.")
+    return (_diagnose(base, q, k, v, keep) if base is not None else "") or v_alone_hint(
+        sub, "causal_attention", (q, k, v, keep), (q, k, pads_v, keep), lambda out: _only(out, _real(keep)),
+        moved=("Changing only the pads' values moves the real queries too, so pad keys still get weight: hide them on the KEY axis (the last"
+               " axis of the scores) with -inf before the softmax."),
+        still=("Changing only the pads' values leaves the real queries unchanged, but changing their keys moves them: pad keys get no weight,"
+               " yet their scores still enter the softmax's normalisation, as when the weights are masked after the softmax. Mask the pads'"
+               " scores with -inf before the softmax."))
 
 
 @check("padding: pad keys and values, even huge ones, change no real query", uses=ATTENTION)
@@ -322,11 +355,12 @@ def padding_probe(sub, ctx):
         k2, v2 = torch.where(pads, huge_k, k), torch.where(pads, huge_v, v)
         scenario = f"{dtype_name(q.dtype)}, q/k/v shape {tuple(q.shape)}, keep {keep.tolist()}; k and v at pad positions {change}"
         try:
-            invariance_probe(sub, "causal_attention", (q, k, v, keep), (q, k2, v2, keep), shape=tuple(q.shape), scenario=scenario,
-                             graded=lambda out, keep=keep: dict(zip(PAD_PARTS, (_only(out, _real(keep)), _only(out, _sees_no_key(keep))))),
-                             what="after changing the pad keys and values")
+            unchanged_probe(sub, "causal_attention", (q, k, v, keep), (q, k2, v2, keep), shape=tuple(q.shape), scenario=scenario,
+                            graded=lambda out, keep=keep: dict(zip(PAD_PARTS, (_only(out, _real(keep)), _only(out, _sees_no_key(keep))))),
+                            what="after changing the pad keys and values")
         except CheckFailed as failure:
-            failure.explain = partial(_padding_hint, sub, failure.details.get("what", ""), q, k, v, keep)
+            if failure.explain is None and "mutated" not in failure.details:
+                failure.explain = partial(_padding_hint, sub, failure.details.get("what", ""), q, k, v, keep, v2)
             raise
 
 
@@ -429,16 +463,17 @@ def gradients_float64(sub, ctx):
 # -- lm_loss: tiny causal models, built inside the sandbox -----------------------------------------
 VOCAB = 7
 
-# The oracle as learner code (the failing inputs show it): row a of the embedding is the logits at a
-# position holding token a, 30 on the next token a % 6 + 1 (a pad, 0, is followed by 1) and 0 elsewhere.
+# The oracle as learner code (the failing inputs show it): row a of the embedding is the logits at a position holding
+# token a, 30 on the next token a % 6 + 1 (a pad, 0, is followed by 1) and 0 elsewhere. Causal (position t looks at x[:, t]
+# only), its loss is ~1e-12 when logits[:, t] are scored against x[:, t+1], ~30 per token against x[:, t] or a pad.
 ORACLE_CODE = "torch.nn.Embedding(7, 7, _weight=30.0 * torch.eye(7, dtype=torch.float64)[torch.arange(7) % 6 + 1])"
 
-
-def oracle_model():
-    """Knows the language (after token a comes a % 6 + 1): its loss is ~1e-12 when logits[:, t] are
-    scored against x[:, t+1], and ~30 per token when scored against x[:, t] or against a pad.
-    Causal: position t looks at x[:, t] only. The same model as ORACLE_CODE."""
-    return nn.Embedding(VOCAB, VOCAB, _weight=30.0 * torch.eye(VOCAB, dtype=torch.float64)[torch.arange(VOCAB) % (VOCAB - 1) + 1])
+# Logits of +-1e4 (as learner code): a position holding an odd token a has logits 1e4, 3 more on the next token a % 6 + 1; one
+# holding an even token has -1e4 (and 3 more on its next one). Each position's log-softmax is finite and O(1); one max over
+# every position (1e4 + 3) leaves the even positions' exponentials at exp(-2e4) = 0.
+FAR_APART_CODE = ("torch.nn.Embedding(7, 7, _weight=1e4 * (-1.0) ** (torch.arange(7, dtype=torch.float64) + 1)[:, None]"
+                  " + 3.0 * torch.eye(7, dtype=torch.float64)[torch.arange(7) % 6 + 1])")
+MODEL_CODE = {"oracle": ORACLE_CODE, "far_apart": FAR_APART_CODE}
 
 
 class TinyCausalModel(nn.Module):
@@ -460,13 +495,14 @@ class TinyCausalModel(nn.Module):
 
 
 def _model(model_kind, seed):
-    return oracle_model() if model_kind == "oracle" else TinyCausalModel(seed)
+    """The oracle and the model of +-1e4 logits are built from their code itself, the code their failing inputs show."""
+    return eval(MODEL_CODE[model_kind], {"torch": torch}) if model_kind in MODEL_CODE else TinyCausalModel(seed)
 
 
 def _lm_code(x, pad_id, model_kind, seed=0, gradients=False):
     """lm_loss on this input as learner code; with `gradients`, backward() too and the gradients last."""
-    if model_kind == "oracle":
-        model = f"model = {ORACLE_CODE}  # logit 30 on the next token"
+    if model_kind in MODEL_CODE:
+        model = f"model = {MODEL_CODE[model_kind]}  # {'logit 30 on the next token' if model_kind == 'oracle' else 'logits of +-1e4'}"
     else:
         model = f"model = TinyCausalModel({seed})  # a small random float64 causal model, defined in graders/causal-mask.py"
     call = str(Call("lm_loss", x, pad_id)).replace("lm_loss(", "lm_loss(model, ", 1)
@@ -496,7 +532,7 @@ def lm_loss_scenario(module, x, pad_id, model_kind, seed=0):
     return seen
 
 
-def _loss_observed(seen, x, scenario, device, gradients):
+def _loss_observed(seen, x, pad_id, scenario, device, gradients):
     """The loss as a value, after the contract's rules: a scalar tensor that backpropagates, on the model's device,
     float64 like the model. `gradients` is the failing input to show when backward() raised."""
     if seen["type"] != "Tensor":
@@ -507,17 +543,23 @@ def _loss_observed(seen, x, scenario, device, gradients):
              " per-token losses into one number")
     fail_if_changed(seen["changed"], who="lm_loss", where=scenario, fix="leave the caller's token ids unchanged")
     with on_input(gradients):  # shown with backward() and the gradients, where the failure is
-        _backward_worked(seen, scenario)
+        _backward_worked(seen, scenario, no_targets=not bool((x[:, 1:] != pad_id).any()))
     assert_returns_like(seen["value"], x, what="loss", scenario=scenario, device=device)
     assert_keeps_precision(seen["value"], torch.float64, what="loss of a float64 model", scenario=scenario)
     return seen["value"].reshape(())
 
 
-def _backward_worked(seen, scenario):
+def _backward_worked(seen, scenario, no_targets):
+    """backward() on the loss worked; when it raised for a loss cut off from autograd, the hint says where that happens on this
+    input: the 0.0 of a batch without targets (a fresh tensor), or the computation itself."""
     error = seen["backward_error"]
     if error is not None:
-        why = (" The loss must be part of the autograd graph, the 0.0 included (a fresh torch.tensor(0.0) is not): e.g."
-               " divide the summed loss by the count of real targets clamped to at least 1." if "does not require grad" in error else "")
+        why = ""
+        if "does not require grad" in error:
+            why = (" The loss must be part of the autograd graph, the 0.0 included (a fresh torch.tensor(0.0) is not): e.g. divide the summed"
+                   " loss by the count of real targets clamped to at least 1." if no_targets else
+                   " The loss must be part of the autograd graph: compute it from the model's logits with torch operations (no .item(),"
+                   " .detach(), torch.tensor(...) of a value, or torch.no_grad() on the way).")
         fail(f"lm_loss ({scenario}): loss.backward() raised: {error}.{why}")
 
 
@@ -542,6 +584,12 @@ def _lm_variants(x, pad_id, model_kind, seed):
     yield ("Your loss equals the mean of each row's mean: average over the real targets of all rows together, each"
            " target weighing the same whatever its row's length.",
            float(((per_token * real).sum(dim=1) / real.sum(dim=1).clamp(min=1)).mean()) if per_token.numel() else float("nan"))
+    shifted = logits[:, :-1] - logits[:, :-1].amax() if per_token.numel() else logits[:, :-1]
+    log_probs = shifted - shifted.exp().sum(dim=-1, keepdim=True).log()
+    yield ("Your loss equals the one of a log-softmax written out with one max over every position (logits - logits.max()): a position"
+           " whose logits all lie far below that max gets log(0) (here every position after an even token). Subtract each position's own max"
+           " (amax(dim=-1, keepdim=True)), or use F.cross_entropy / torch.logsumexp.",
+           float(-(log_probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1) * real).sum() / real.sum().clamp(min=1)))
 
 
 def _loss_hint(got, want, x, pad_id, model_kind, seed=0):
@@ -553,8 +601,8 @@ def _loss_hint(got, want, x, pad_id, model_kind, seed=0):
                     " ignore_index does this). The contract asks for 0.0: divide the summed loss by the number of real"
                     " targets clamped to at least 1.")
         return ""
-    known = mistake_hint(got, _lm_variants(x, pad_id, model_kind, seed), say="{}", join=JOIN, same=lambda a, b: abs(a - b) <= 1e-6 * max(1.0, abs(b)),
-                         is_right=lambda value: not abs(value - want) > 1e-6 * max(1.0, abs(want)))
+    known = mistake_hint(got, _lm_variants(x, pad_id, model_kind, seed), say="{}", join=JOIN,
+                         same=lambda a, b: a == b or abs(a - b) <= 1e-6 * max(1.0, abs(b)), is_right=lambda value: not abs(value - want) > 1e-6 * max(1.0, abs(want)))
     if known:
         return known
     if model_kind == "oracle" and got > 1.0:
@@ -568,7 +616,7 @@ def _judge_loss(sub, ctx, x, pad_id, model_kind, scenario, seed=0):
     """The learner's loss against the reference's (with a hint from its value); returns both observations."""
     seen = sub.run(lm_loss_scenario, x, pad_id, model_kind, seed=seed)
     want = ctx.run_reference(lm_loss_scenario, x, pad_id, model_kind, seed=seed)
-    got = _loss_observed(seen, x, scenario, ctx.device, _lm_code(x, pad_id, model_kind, seed, gradients=True))
+    got = _loss_observed(seen, x, pad_id, scenario, ctx.device, _lm_code(x, pad_id, model_kind, seed, gradients=True))
     tolerance = {"atol": 1e-6, "rtol": 0.0} if model_kind == "oracle" else {"atol": 1e-12, "rtol": 0.0} if float(want["value"]) == 0 else {"dtype": torch.float64}
     with explained(partial(_loss_hint, got, want["value"], x, pad_id, model_kind, seed)):
         assert_close(got, want["value"], what="loss", scenario=scenario, **tolerance)
@@ -615,7 +663,16 @@ def lm_pad_targets(sub, ctx):
                 assert_close(got_grad, want_grad, what=f"gradient of the loss w.r.t. {name}", scenario=scenario, dtype=torch.float64)
 
 
-@check("lm_loss: no targets (all pads, or T = 1) give a 0.0 that backpropagates", devices=("cpu", "cuda"), uses=LOSS)
+@check("lm_loss: logits of +-1e4 give the exact loss (each position's log-softmax stable on its own)", devices=("cpu", "cuda"), uses=LOSS)
+def lm_far_apart_logits(sub, ctx):
+    # Odd and even tokens alternate, so the positions' largest logits alternate between 1e4 and -1e4; the second case pads with 2.
+    for x, pad_id in ((torch.tensor([[1, 2, 3]]), 0), (torch.tensor([[1, 2, 3, 4, 5, 6], [4, 5, 6, 1, 2, 2]]), 2)):
+        scenario = f"vocabulary {VOCAB}, pad_id {pad_id}, x = {x.tolist()}, a float64 model whose logits are +1e4 after odd tokens and -1e4 after even ones; {ctx.device}"
+        _judge_loss(sub, ctx, x, pad_id, "far_apart", scenario)
+
+
+@check("lm_loss: no targets (all pads, or T = 1) give a 0.0 that backpropagates", devices=("cpu", "cuda"), uses=LOSS,
+       edge="T = 1 has no targets (0.0). Returns a scalar tensor that backpropagates to the model's parameters, the 0.0 included.")
 def lm_no_targets(sub, ctx):
     cases = [  # small to large
         (torch.tensor([[4], [1], [6]]), 0, "T = 1, x shape (3, 1), pad_id 0, nothing to predict"),

@@ -8,10 +8,12 @@ a missing one, one point repeated: "moves" means by more than DIFFER_ATOL), fini
 features), and d(logits)/d(x) in float64 by autograd against central differences.
 """
 
+from functools import partial
+
 import torch
 
 from mlprep.grading import (Call, Snapshot, assert_close, assert_finite, assert_keeps_precision, assert_returns_like, assert_shape, check, control_value,
-                            dtype_name, explained, fail, fail_if_changed, invariance_probe, literal, on_input, scenario)
+                            dtype_name, explained, fail, fail_if_changed, invariance_probe, literal, on_input, same_values, scenario)
 from mlprep.grading.attention import f64
 
 NAN, BIG = float("nan"), 1e30
@@ -102,11 +104,14 @@ def set_logits(module, spec, x, keep, against=None, show=""):
     return out.detach().clone() if isinstance(out, torch.Tensor) else out
 
 
-def _probe(sub, spec, base, changed, *, what, scenario_text, show, hint, graded=None):
-    """invariance_probe on set_logits: the logits of `changed` (x, keep) must be those of `base`; the failing input
-    shows both inputs and the line `show`."""
-    invariance_probe(sub, set_logits, (spec, *base, changed, show), (spec, *changed), what=what, scenario=scenario_text, hint=hint,
-                     graded=graded)
+def _probe(sub, spec, base, changed, *, what, scenario_text, show, hint="", graded=None, explain=None):
+    """invariance_probe on set_logits: the logits of `changed` (x, keep) must be those of `base` (`explain`: a deferred hint);
+    the failing input shows both inputs and the line `show`. Then both inputs go through the common rules (x and keep
+    unchanged, pads of 1e30 and NaN included)."""
+    with explained(explain or (lambda: "")):
+        invariance_probe(sub, set_logits, (spec, *base, changed, show), (spec, *changed), what=what, scenario=scenario_text, hint=hint,
+                         graded=graded)
+    _run(sub, spec, [base, changed], scenario_text, show=show)
 
 
 # -- Judging what came back ------------------------------------------------------------------------
@@ -231,7 +236,21 @@ def extra_pads(sub, ctx):
                          f" {tuple(padded.shape)}), {ctx.device}")
         _probe(sub, _spec(3), (alone, torch.ones(1, alone.shape[1], dtype=torch.bool)), (padded, keep), what="logits of the padded set",
                scenario_text=scenario_text, show="model(x1, keep1) - model(x2, keep2)  # must be ~0",
-               hint="Pool with the mean over the REAL points: divide the masked sum by the number of True in keep, not by N.")
+               explain=partial(_extra_pads_hint, sub, _spec(3), padded, keep))
+
+
+def _extra_pads_hint(sub, spec, padded, keep):
+    """Control: the padded set with other (finite) values in its pads. The logits move: the pads' values reach them; they
+    stay put: only the pads' number does (a mean over N)."""
+    other = torch.where(keep[..., None], padded, _t([1.5, -2.0, 0.25]))
+    logits = [control_value(sub, set_logits, spec, x, keep, read=f64) for x in (padded, other)]
+    if any(value is None for value in logits):
+        return ""
+    if same_values(*logits, rtol=1.3e-6, atol=1e-5, equal_nan=True):
+        return ("Other values in the same pads leave the logits as they are, so the pads' number moves them: pool with the mean over the REAL"
+                " points, the masked sum divided by the number of True in keep, not by N.")
+    return ("Other values in the same pads move the logits, so the pads' values reach them: keep the pads out of phi and out of the sum"
+            f" (torch.where before phi), and divide by the number of True in keep. {FILL_FIRST}")
 
 
 # The other sets of the batch, replaced: other values and another number of real points (one each instead of two and one).
@@ -326,7 +345,8 @@ def other_features_count(sub, ctx):
                                 f" them). {FILL_FIRST}")
 
 
-@check("an all-padded set gives finite logits and gradients", devices=("cpu", "cuda"))
+@check("an all-padded set gives finite logits and gradients", devices=("cpu", "cuda"),
+       edge="An all-padded set (no real point) gives finite logits and finite gradients.")
 def all_padded(sub, ctx):
     cases = [  # small to large
         (_t([[[0.0, 0.0, 0.0]]]), _k([False])),
@@ -335,11 +355,25 @@ def all_padded(sub, ctx):
     for x, keep in cases:
         scenario_text = f"x shape {tuple(x.shape)}, keep {keep.tolist()} (set 0 has no real point), {ctx.device}"
         seen = _run(sub, _spec(9), [(x, keep)], scenario_text, grads=True)
-        assert_finite(seen[0]["logits"], what="SetClassifier logits", scenario=scenario_text,
-                      hint="The mean over no point is 0/0: divide by the number of real points clamped to at least 1.")
+        with explained(partial(_empty_set_hint, sub, x, keep)):
+            assert_finite(seen[0]["logits"], what="SetClassifier logits", scenario=scenario_text)
         with on_input(_forward_repro(None, _spec(9), [(x, keep)], grads=True,
                                      show="(model(x1, keep1) * w).sum().backward()\n{n: p.grad for n, p in model.named_parameters()}")):
             _grads_finite(seen[0]["grads"], scenario_text, hint="Gradients must stay finite too: no 0/0 on the way, also in masked branches.")
+
+
+def _empty_set_hint(sub, x, keep):
+    """Control: the same sets with every pad set to 0. A set without a real point still non-finite: the 0/0 of an empty mean;
+    finite: the pads' own values (NaN, 1e30) reach the logits."""
+    logits = control_value(sub, set_logits, _spec(9), torch.where(keep[..., None], x, 0.0), keep, read=f64)
+    if logits is None or logits.dim() != 2 or logits.shape[0] != len(keep):
+        return ""
+    if not bool(logits[~keep.any(dim=1)].isfinite().all()):
+        return ("With every pad set to 0 the set without a real point is still not finite: the mean over no point is 0/0; divide by the number"
+                " of real points clamped to at least 1.")
+    if bool(logits.isfinite().all()):
+        return f"With every pad set to 0 the logits are finite: the pads' own values (NaN, 1e30) reach them. {FILL_FIRST}"
+    return ""
 
 
 @check("parameter gradients stay finite with missing features", devices=("cpu", "cuda"))

@@ -11,9 +11,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from mlprep.grading import (GraderDefect, as_int, assert_close, check, dtype_name, expect_raises, explained, fail, gradcheck_float64, invariance_probe,
+from mlprep.grading import (GraderDefect, as_float, as_int, assert_close, check, dtype_name, expect_raises, explained, fail, gradcheck_float64,
                             mistake_hint, raised_by, shrink_on_failure, tolerance_for)
-from mlprep.grading.attention import JOIN, attend, attention_output, f64, float32_hint, known_mistake, normal, small_values, tensors
+from mlprep.grading.attention import (JOIN, SHIFT_MISTAKES, attend, attention_output, causality_probe, f64, far_apart, float32_hint, known_mistake, normal,
+                                      small_values, tensors)
 
 DEVICES = ("cpu", "cuda")
 ATTENTION, CACHE = ("gqa",), ("kv_cache_bytes",)
@@ -57,6 +58,8 @@ def _mistakes(q, k, v, causal):
     elif q.shape[-2] > 1:
         yield ("Your output is what a causal mask gives, but causal is False here (the default): every query sees every key.",
                lambda: variant(mask="tril"))
+    for shift, hint in SHIFT_MISTAKES.items():
+        yield hint, partial(variant, shift=shift)
 
 
 def _diagnose(got, q, k, v, causal):
@@ -148,17 +151,31 @@ def causal_mask(sub, ctx):
 
 
 @check("causal=True: the keys and values at position j change no output before j", uses=ATTENTION)
-def causality_probe(sub, ctx):
+def causality_probe_check(sub, ctx):
     rng = ctx.rng(4)
     for (q, k, v), j in ((TINY_CAUSAL, 1), (_qkv(rng, 2, 6, 3, 6, 6, 4), 3)):
         k2, v2 = k.clone(), v.clone()
         k2[:, :, j:] += 10.0
         v2[:, :, j:] -= 10.0
-        scenario = _describe(q, k, True, ctx.device, extra=f"; k and v at positions {j}.. moved by +-10")
-        invariance_probe(sub, "gqa", (q, k, v), (q, k2, v2), kwargs={"causal": True}, shape=tuple(q.shape), scenario=scenario,
-                         graded=lambda out, j=j: torch.as_tensor(out)[:, :, :j], what=f"outputs at queries 0..{j - 1}",
-                         hint="An earlier query moved when only later keys and values changed, so it gives them weight: mask the"
-                         " scores of keys after the query with -inf before the softmax (tril keeps keys 0..t).")
+        causality_probe(sub, "gqa", (q, k, v), (q, k2, v2), j, kwargs={"causal": True}, shape=q.shape, what=f"outputs at queries 0..{j - 1}",
+                        scenario=_describe(q, k, True, ctx.device, extra=f"; k and v at positions {j}.. moved by +-10"),
+                        moved_by_v=("Changing only v at positions {j}.. moves them as well, so later keys get weight from earlier queries: mask the"
+                                    " scores of keys after the query with -inf before the softmax (tril keeps keys 0..t)."),
+                        moved_by_k=("Changing only v at positions {j}.. leaves them unchanged, but changing k moves them: later keys get no weight,"
+                                    " yet their scores still enter the softmax's normalisation, as when the weights are masked after the softmax."
+                                    " Mask the scores with -inf before the softmax."))
+
+
+@check("every query's softmax is stable on its own: scores near +900 in some rows and -900 in others", devices=DEVICES, uses=ATTENTION)
+def far_apart_rows(sub, ctx):
+    cases = [  # small to large: query head 0 near +900, head 1 near -900; then queries, heads, groups and rows of either sign, mixed
+        (torch.float64, [[[1], [-1]]], 1, False),
+        (torch.float32, [[[1, 1, 1], [-1, -1, -1], [1, -1, 1], [-1, 1, -1]], [[-1, -1, -1], [1, 1, 1], [-1, 1, 1], [1, -1, -1]]], 2, True),
+        (torch.float64, [[[1, 1, 1], [-1, -1, -1], [1, -1, 1], [-1, 1, -1]], [[-1, -1, -1], [1, 1, 1], [-1, 1, 1], [1, -1, -1]]], 2, False),
+    ]
+    for dtype, signs, n_kv, causal in cases:
+        q, k, v = far_apart(signs, dtype=dtype, kv_heads=n_kv)
+        _judge(sub, q, k, v, causal, _describe(q, k, causal, ctx.device, extra=", d = 1, scores q.k of about +900 in some query rows and -900 in others"))
 
 
 @check("float64 inputs are computed in float64", devices=DEVICES, uses=ATTENTION)
@@ -171,13 +188,23 @@ def float64_precision(sub, ctx):
         _judge(sub, q, k, v, causal, _describe(q, k, causal, ctx.device, extra=", scaled scores of about 7071 that differ by O(1)"))
 
 
-@check("Hq not a multiple of Hkv raises ValueError", uses=ATTENTION)
+# What raising something else shows: an assert (the right check, the wrong exception), a shape error further on (no check at all), or
+# another exception raised on purpose.
+RAISED_HINTS = {"AssertionError": "an assert is the right check with the wrong exception (and python -O skips it): raise ValueError instead",
+                "RuntimeError": ("check q.shape[1] % k.shape[1] first and raise ValueError with a clear message (Hq // Hkv silently rounds down, and"
+                                 " the shapes clash further on)")}
+RAISED_HINTS["IndexError"] = RAISED_HINTS["RuntimeError"]
+
+
+@check("Hq not a multiple of Hkv raises ValueError", uses=ATTENTION,
+       edge="If Hq is not a multiple of Hkv (Hq % Hkv != 0, e.g. 6 query heads over 4 key-value heads, or 2 over 4), raise ValueError.")
 def indivisible_heads(sub, ctx):
     rng = ctx.rng(6)
     for n_q, n_kv in ((3, 2), (6, 4), (2, 4)):
-        expect_raises(sub.run(raised_by, "gqa", *_qkv(rng, 1, n_q, n_kv, 2, 2, 4)), "ValueError",
-                      what=f"gqa with Hq = {n_q} query heads, Hkv = {n_kv} key-value heads ({n_q} % {n_kv} = {n_q % n_kv})",
-                      raised_hint="check q.shape[1] % k.shape[1] first and raise ValueError with a clear message (Hq // Hkv silently rounds down)",
+        record = sub.run(raised_by, "gqa", *_qkv(rng, 1, n_q, n_kv, 2, 2, 4))
+        raised = record.get("raised") if isinstance(record, dict) else None
+        expect_raises(record, "ValueError", what=f"gqa with Hq = {n_q} query heads, Hkv = {n_kv} key-value heads ({n_q} % {n_kv} = {n_q % n_kv})",
+                      raised_hint=RAISED_HINTS.get(raised, "the check is there but raises another type: raise ValueError (or a subclass of it)"),
                       returned_hint="the heads cannot be split into equal groups")
 
 
@@ -205,11 +232,20 @@ CACHE_ARGS = ("batch", "seq_len", "n_layers", "n_kv_heads", "head_dim", "bytes_p
 def cache_size(sub, ctx):
     for what, *args in CACHE_CASES:
         want = 2 * int(np.prod(args, dtype=object))
-        got = as_int(sub.call("kv_cache_bytes", *args), what=f"kv_cache_bytes ({what})",
-                     hint=f"It must be the int {want}: a size in bytes is a whole number, so keep the arithmetic in ints (no /, no float constants such as 2.0).")
+        got = sub.call("kv_cache_bytes", *args)
+        got = got if isinstance(got, int) and not isinstance(got, bool) else as_float(got, what=f"kv_cache_bytes ({what})")  # the type: cache_is_an_int
         if got != want:
             known = {"Yours is exactly half: the cache holds both K and V for every token, layer and kv head (a factor 2).": want // 2,
                      "Yours is the number of cached elements, not bytes: multiply by bytes_per_elem.": want // args[5]}
             setting = ", ".join(f"{name}={value}" for name, value in zip(CACHE_ARGS, args))
             fail(f"kv_cache_bytes ({what}; {setting}): expected {want:,} bytes, got {got:,}. {mistake_hint(got, known, want=want, rtol=0, atol=0, say='{}', join=JOIN)}"
                  .strip(), expected=want, got=got)
+
+
+@check("kv_cache_bytes returns an int", uses=CACHE,
+       edge="It must be an int (a Python int; a NumPy integer or an integer 0-d tensor is accepted too), exact: no float arithmetic on the way"
+            " (settled here: a float such as 1.34e9 is rejected).")
+def cache_is_an_int(sub, ctx):
+    for what, *args in CACHE_CASES:
+        as_int(sub.call("kv_cache_bytes", *args), what=f"kv_cache_bytes ({what})",
+               hint="A size in bytes is a whole number: keep the arithmetic in ints (no /, no float constants such as 2.0).")

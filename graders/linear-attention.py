@@ -17,8 +17,8 @@ from functools import partial
 import torch
 import torch.nn.functional as F
 
-from mlprep.grading import (Call, assert_close, assert_returns_like, check, control_value, dtype_name, explained, fail, gradcheck_float64, growth_check,
-                            measure_peak_memory, same_values, scenario, shrink_on_failure, sized, value_and_grad)
+from mlprep.grading import (Call, Snapshot, assert_close, assert_returns_like, check, control_value, dtype_name, explained, fail, fail_if_changed,
+                            gradcheck_float64, growth_check, measure_peak_memory, same_values, scenario, shrink_on_failure, sized, value_and_grad)
 from mlprep.grading.attention import attention_output, causality_probe, f64, float32_hint, known_mistake, normal, small_values, tensors
 
 MAX_EPS = 1e-5  # the largest normaliser eps the contract allows
@@ -280,8 +280,10 @@ def _capped_repro(interface, seed, causal, device):
 @scenario(repro=_capped_repro)
 def capped_call(module, seed, causal, device):
     """Scenario: the call on the large case with 3 GiB of extra memory (address space on the CPU, the CUDA
-    allocator's peak on CUDA); returns what was measured and the output's shape and rows ROWS."""
+    allocator's peak on CUDA); returns what was measured, the output's shape and rows ROWS, and which inputs
+    the call changed in place (at this size too: an in-place elu saves memory only where it matters)."""
     q, k, v = _long_inputs(seed, BIG_T, 1, BIG_D, device)
+    before = Snapshot(q=q, k=k, v=v)  # taken before the cap is measured: its copy is part of what was mapped before the call
     seen = {"error": None, "cuda_extra_bytes": None, "extra_allowed": EXTRA_BYTES}
     cuda = device.startswith("cuda")
     if cuda:
@@ -308,6 +310,7 @@ def capped_call(module, seed, causal, device):
             resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
     if cuda:
         seen["cuda_extra_bytes"] = int(torch.cuda.max_memory_allocated() - base)
+    seen["changed"] = before.changed()
     seen["shape"] = list(out.shape) if isinstance(out, torch.Tensor) else None
     seen["rows"] = out[:, :, ROWS].detach().clone() if isinstance(out, torch.Tensor) and out.dim() == 4 and out.shape[2] == BIG_T else out
     return seen
@@ -365,6 +368,8 @@ def memory_linear_in_t(sub, ctx):
         q = torch.zeros(1, dtype=torch.float32)  # only its dtype matters: the tolerance
         _judge(seen["rows"], q, None, None, causal, scenario, what=f"linear_attention output at positions {ROWS}",
                expected=_rows_expected(seed, causal))
+        fail_if_changed(seen["changed"], who="linear_attention", where=scenario, fix="keep elu out of place (F.elu(q) + 1, not F.elu(q, inplace=True)),"
+                        " at every length")
 
 
 # -- Memory growth: the peak at T = 8192 and at T = 65536, against the reference's growth ----------

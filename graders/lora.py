@@ -7,17 +7,16 @@ module's own. Expectations are base(x) + (alpha / r) x A^T B^T in float64; the r
 torch.autograd.gradcheck, and its training run is the expectation for the learner's.
 """
 
+import re
 from functools import partial
-
-import numpy as np
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mlprep.grading import (Call, GraderDefect, assert_close, assert_equal, assert_keeps_precision, assert_returns_like, assert_shape, check,
-                            dtype_name, explained, fail, literal, mistake_hint, on_input, origin_device, same_values, scenario, shrink_on_failure,
-                            tolerance_for)
+from mlprep.grading import (Call, GraderDefect, Snapshot, assert_close, assert_equal, assert_keeps_precision, assert_returns_like, assert_shape, check,
+                            control_value, dtype_name, explained, fail, fail_if_changed, literal, mistake_hint, on_input, origin_device, same_values, scenario,
+                            shrink_on_failure, tolerance_for)
 from mlprep.grading.attention import f64, normal, small_values
 
 DEVICES = ("cpu", "cuda")
@@ -88,14 +87,32 @@ def _meta(p):
             "device": str(p.device), "requires_grad": bool(p.requires_grad)}
 
 
-def _set_adapters(lora, case):
-    """Sets lora.A and lora.B to the case's values; returns their metadata when that cannot be done (the judge says why)."""
-    metas = {name: _meta(getattr(lora, name, None)) for name in ("A", "B")}
+def _adapters(lora, base, case):
+    """{"A": (its name, the tensor), "B": ...}: lora.A and lora.B as the contract names them, else the module's own
+    parameters of the adapters' shapes (r, in) and (out, r), so that a misnamed pair fails the naming check alone;
+    (None, None) where there is none."""
+    base_ids = {id(p) for p in base.parameters()}
+    found = {}
+    for name in ("A", "B"):
+        if isinstance(getattr(lora, name, None), torch.Tensor):
+            found[name] = (name, getattr(lora, name))
+            continue
+        taken = [p for _, p in found.values()]
+        shaped = [(n, p) for n, p in lora.named_parameters() if id(p) not in base_ids and list(p.shape) == list(case[name].shape)
+                  and not any(p is t for t in taken)]
+        named = [(n, p) for n, p in shaped if re.search(rf"(^|[._]){name}($|[._])", n)]
+        found[name] = (named or shaped or [(None, None)])[0]
+    return found
+
+
+def _set_adapters(adapters, case):
+    """Sets the adapters to the case's values; returns their metadata when that cannot be done (the judge says why)."""
+    metas = {name: _meta(p) for name, (_, p) in adapters.items()}
     if any(meta.get("shape") != list(case[name].shape) for name, meta in metas.items()):
         return metas
     with torch.no_grad():
-        lora.A.copy_(case["A"])
-        lora.B.copy_(case["B"])
+        for name, (_, p) in adapters.items():
+            p.copy_(case[name])
     return None
 
 
@@ -115,6 +132,7 @@ def _code(case, *lines, set_adapters=True, x=True):
 
 
 SHOW_CONSTRUCT = {
+    "names": "[name for name, p in lora.named_parameters() if p.requires_grad], lora.A, lora.B  # the adapters, named A and B",
     "adapters": "lora.A, lora.B  # B must be zeros, A random",
     "dtype": "(lora.A.dtype, lora.A.device), (lora.B.dtype, lora.B.device)  # the base's dtype and device",
     "trainable": "[(name, p.shape) for name, p in lora.named_parameters() if p.requires_grad], base.weight.requires_grad",
@@ -126,25 +144,29 @@ def lora_construct(module, case, show):
     """Observations right after construction: A and B (metadata and values), the base's requires_grad
     flags, and the trainable parameters (names, sizes, whether they are exactly A and B)."""
     base, lora = _build(module, case)
-    seen = {name: _meta(getattr(lora, name, None)) for name in ("A", "B")}
-    for name in ("A", "B"):
-        if isinstance(getattr(lora, name, None), torch.Tensor):
-            seen[name + "_value"] = getattr(lora, name).detach().cpu().clone()
+    adapters = _adapters(lora, base, case)
+    seen = {name: _meta(p) for name, (_, p) in adapters.items()}
+    seen["names"] = {name: found for name, (found, _) in adapters.items()}
+    for name, (_, p) in adapters.items():
+        if isinstance(p, torch.Tensor):
+            seen[name + "_value"] = p.detach().cpu().clone()
     seen["base_requires_grad"] = {name: bool(p.requires_grad) for name, p in base.named_parameters()}
     trainable = [(name, p) for name, p in lora.named_parameters() if p.requires_grad]
     seen["trainable"] = [[name, list(p.shape)] for name, p in trainable]
     seen["trainable_count"] = sum(p.numel() for _, p in trainable)
-    seen["trainable_are_A_B"] = sorted(id(p) for _, p in trainable) == sorted(id(getattr(lora, n, None)) for n in ("A", "B"))
+    seen["trainable_are_A_B"] = sorted(id(p) for _, p in trainable) == sorted(id(p) for _, p in adapters.values())
     return seen
 
 
 @scenario(repro=lambda interface, case, set_adapters: _code(case, "lora(x)", set_adapters=set_adapters))
 def lora_forward(module, case, set_adapters):
-    """lora(x), after setting A and B to the case's values when `set_adapters` (else at the module's own init)."""
-    _, lora = _build(module, case)
-    if set_adapters and (problem := _set_adapters(lora, case)) is not None:
+    """lora(x), after setting A and B to the case's values when `set_adapters` (else at the module's own init), and
+    whether the call changed x in place."""
+    base, lora = _build(module, case)
+    if set_adapters and (problem := _set_adapters(_adapters(lora, base, case), case)) is not None:
         return {"adapters": problem}
-    return {"out": lora(case["x"]).detach()}
+    before = Snapshot(x=case["x"])
+    return {"out": lora(case["x"]).detach(), "changed": before.changed()}
 
 
 def _train_code(case, y, steps, lr):
@@ -163,8 +185,10 @@ def lora_train(module, case, y, steps, lr):
     """SGD with momentum over lora.parameters() on the mean squared error; after each step: the loss
     before it, the base's weight and bias, A and B."""
     base, lora = _build(module, case)
-    if (problem := _set_adapters(lora, case)) is not None:
+    adapters = _adapters(lora, base, case)
+    if (problem := _set_adapters(adapters, case)) is not None:
         return {"adapters": problem}
+    A, B = (p for _, p in adapters.values())
     optimizer = torch.optim.SGD(lora.parameters(), lr=lr, momentum=0.9)
     record = []
     for _ in range(steps):
@@ -174,7 +198,7 @@ def lora_train(module, case, y, steps, lr):
         optimizer.step()
         record.append({"loss": loss.detach().cpu().clone(), "W": base.weight.detach().cpu().clone(),
                        "b": None if base.bias is None else base.bias.detach().cpu().clone(),
-                       "A": lora.A.detach().cpu().clone(), "B": lora.B.detach().cpu().clone()})
+                       "A": A.detach().cpu().clone(), "B": B.detach().cpu().clone()})
     return {"steps": record}
 
 
@@ -193,7 +217,7 @@ def lora_merge(module, case, show):
     output before and after, the base afterwards, and the base and output after the merged layer is
     changed in place (shared memory shows there)."""
     base, lora = _build(module, case)
-    if (problem := _set_adapters(lora, case)) is not None:
+    if (problem := _set_adapters(_adapters(lora, base, case), case)) is not None:
         return {"adapters": problem}
     x = case["x"]
     seen = {"before": lora(x).detach().clone()}
@@ -230,14 +254,15 @@ def _grad_code(case):
 @scenario(repro=lambda interface, case: _grad_code(case))
 def lora_grads(module, case):
     """The gradients of sum(lora(x) * fixed random weights) w.r.t. A, B and x."""
-    _, lora = _build(module, case)
-    if (problem := _set_adapters(lora, case)) is not None:
+    base, lora = _build(module, case)
+    adapters = _adapters(lora, base, case)
+    if (problem := _set_adapters(adapters, case)) is not None:
         return {"adapters": problem}
     x = case["x"].detach().clone().requires_grad_(True)
     out = lora(x)
     weights = torch.randn(out.shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64).to(out.device, out.dtype)
     (out * weights).sum().backward()
-    return {"grads": [None if t.grad is None else t.grad.detach().clone() for t in (lora.A, lora.B, x)]}
+    return {"grads": [None if t.grad is None else t.grad.detach().clone() for t in (*(p for _, p in adapters.values()), x)]}
 
 
 # -- Judging observations --------------------------------------------------------------------------
@@ -276,6 +301,7 @@ def _output(sub, case, scenario):
     seen = sub.run(lora_forward, case, True)
     _adapters_ok(seen, case, scenario)
     got = seen["out"]
+    fail_if_changed(seen["changed"], who="lora(x)", where=scenario, fix="compute new tensors instead of writing into x")
     assert_returns_like(got, case["x"], what="lora(x)", scenario=scenario, device=sub.device)
     assert_shape(got, (*case["x"].shape[:-1], case["W"].shape[0]), what="lora(x)", scenario=scenario)
     assert_keeps_precision(got, case["x"].dtype, what="lora(x)", scenario=scenario)
@@ -344,6 +370,24 @@ def only_adapters_train(sub, ctx):
                  f" r (in + out) = {want} numbers; got {seen['trainable_count']} in: {listed}.", expected=want, got=seen["trainable_count"])
 
 
+ADAPTER_NAMES = ("The adapters are two nn.Parameter attributes named A and B: A of shape (r, in), B of shape (out, r), both with the base"
+                 " weight's dtype and device.")
+
+
+@check("the adapters are nn.Parameters named A and B", devices=DEVICES, edge=ADAPTER_NAMES)
+def adapters_named(sub, ctx):
+    for case in (_case(**TINY), _random_case(ctx.rng(6), 5, 3, 2, 4, (2,), bias=False)):
+        scenario = _describe(case, ctx.device)
+        seen = sub.run(lora_construct, case, "names")
+        for name, found in seen["names"].items():
+            if found is not None and found != name:
+                shape = tuple(case[name].shape)
+                fail(f"lora.{name} ({scenario}): the adapter of shape {shape} is lora.{found}; the contract names it {name}, so store it as"
+                     f" self.{name} = nn.Parameter(...) (the grader reads and sets lora.{name}; every other check found it by its shape)",
+                     what=f"lora.{name}", got=found, first_index="")
+        _adapters_ok(seen, case, scenario)
+
+
 def _forward_cases():
     """Hypothesis strategy for shrinking: small layers with small integer weights and inputs."""
     from hypothesis import strategies as st
@@ -382,7 +426,7 @@ def forward_formula(sub, ctx):
 def training_steps(sub, ctx):
     rng = ctx.rng(4)
     case = _random_case(rng, 4, 3, 2, 4, (5,), zero_B=True)  # B = 0, as at init
-    y = torch.from_numpy(np.round(4 * rng.standard_normal((5, 3))) / 4 + 0.0)
+    y = normal(rng, (5, 3), per=4)
     steps, lr = 3, 0.1
     scenario = _describe(case, ctx.device) + f", {steps} steps of SGD(lora.parameters(), lr={lr}, momentum=0.9) on the MSE"
     got = sub.run(lora_train, case, y, steps, lr)
@@ -391,12 +435,23 @@ def training_steps(sub, ctx):
         _adapters_ok(got, case, scenario)
         for step, (got_step, want_step) in enumerate(zip(got["steps"], want["steps"]), start=1):
             for name, start in (("weight", case["W"]), ("bias", case["b"])):
-                assert_equal(got_step[KEY[name]], start, what=f"base.{name} after step {step}", scenario=scenario,
-                             hint=f"The optimizer moved the base's {name}: it still requires grad. Freeze every base parameter"
-                             " (requires_grad_(False)); only A and B train.")
+                with explained(partial(_base_moved_hint, sub, case, name)):
+                    assert_equal(got_step[KEY[name]], start, what=f"base.{name} after step {step}", scenario=scenario)
             for name in ("A", "B"):
                 with explained(partial(_first_step_hint, got_step["B"], want_step["B"], case) if (step, name) == (1, "B") else (lambda: "")):
                     assert_close(got_step[name], want_step[name], what=f"lora.{name} after step {step}", scenario=scenario, dtype=torch.float64)
+
+
+def _base_moved_hint(sub, case, name):
+    """Control: the base's requires_grad flags right after construction say why training moved it."""
+    flags = control_value(sub, lora_construct, case, "trainable", read=lambda seen: seen["base_requires_grad"])
+    if flags is None:
+        return ""
+    if flags.get(name):
+        return (f"The optimizer moved the base's {name}: it still requires grad. Freeze every base parameter (requires_grad_(False)); only"
+                " A and B train.")
+    return (f"The base's {name} changed during training although it does not require grad, so no optimizer step moved it: your code writes"
+            f" into it in place (an add_ or copy_ on base.{name}, or its .data).")
 
 
 def _first_step_hint(got, want, case):

@@ -73,10 +73,20 @@ def test_the_causality_control_tells_weight_on_later_keys_from_later_scores_in_t
     def masked_after_softmax(q, k, v):  # later keys get no weight, but their scores enter the normalisation
         return attention.attend(q, k, v, tril, after_softmax=True).float()
 
-    def control(fn):
-        return attention._causality_control(InProcess(attend=fn), "attend", (q, k, v), (q, k, later_v), {}, lambda out: out[:, :, :2],
-                                            "by v", "by k")
+    def moved(fn):
+        return attention.v_alone_hint(InProcess(attend=fn), "attend", (q, k, v), (q, k, later_v), lambda out: out[:, :, :2], moved="by v",
+                                      still="by k")
 
-    assert control(unmasked) == "by v"
-    assert control(masked_after_softmax) == "by k"
-    assert control(lambda q, k, v: None) == ""  # the control gave nothing to compare: no evidence either way
+    assert moved(unmasked) == "by v"
+    assert moved(masked_after_softmax) == "by k"
+    assert moved(lambda q, k, v: None) == ""  # the control gave nothing to compare: no evidence either way
+
+
+def test_a_far_apart_case_breaks_a_softmax_with_one_max_for_more_than_a_row():
+    q, k, v = attention.far_apart([[[1, -1, 1], [-1, -1, -1]], [[1, 1, -1], [-1, 1, 1]]])
+    tril = torch.ones(3, 3, dtype=torch.bool).tril()
+    right = attention.attend(q, k, v, tril)
+    assert torch.allclose(right, F.scaled_dot_product_attention(q, k, v, is_causal=True), rtol=0, atol=1e-12) and right.isfinite().all()
+    assert attention.attend(q, k, v, tril, shift="all").isnan().any() and attention.attend(q, k, v, tril, shift="head").isnan().any()
+    for dtype in (torch.float32, torch.float64):
+        assert F.scaled_dot_product_attention(*attention.far_apart([[[1, -1]]], dtype=dtype), is_causal=True).isfinite().all()

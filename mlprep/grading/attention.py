@@ -1,13 +1,14 @@
 """The attention family's shared parts (causal-mask, gqa-attention, linear-attention; lora where it fits): inputs built
-as these graders build them, softmax attention as a known mistake computes it, a mistake's output matched where it is
-defined, the float32-error hint, the learner's output after the common rules, small integer cases for shrinking, and the
-causality probe with the control that tells its two causes apart. Torch is imported inside the functions: importing the
-toolkit imports no torch."""
+as these graders build them (f64, tensors, normal, small_values, keep_rows for shrinking, far_apart: scores of +-900 in
+different rows), softmax attention as a known mistake computes it (attend, SHIFT_MISTAKES), a mistake's output matched
+where it is defined (matches, known_mistake), the float32-error hint, the learner's output after the common rules
+(attention_output), probes whose inputs, extreme ones included, are checked for in-place changes (unchanged_probe,
+causality_probe), and the control call that tells weight on changed keys from their scores in the normalisation
+(v_alone_hint). Torch is imported inside the functions: importing the toolkit imports no torch."""
 
 from __future__ import annotations
 
 import operator
-from functools import partial
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -69,22 +70,52 @@ def keep_rows(B: int, T: int) -> Any:
 # -- expectations and known mistakes, judge side -----------------------------------------------------
 
 def attend(q: Any, k: Any, v: Any, allowed: Any = None, *, scale: float | None = None, fill: float = float("-inf"), after_softmax: bool = False,
-           dim: int = -1, float32_softmax: bool = False) -> Any:
+           dim: int = -1, float32_softmax: bool = False, shift: str | None = None) -> Any:
     """softmax(q k^T * scale) v in float64 (scale 1 / sqrt(d) unless given) over the `allowed` keys (a bool mask that
     broadcasts to the scores; None: all), as a mistaken implementation may compute it: masked scores filled with
     `fill`, the masked weights zeroed after a softmax over every key (`after_softmax`), the softmax over another
-    axis (`dim`) or in float32. NaN at queries with nothing allowed (undefined there)."""
+    axis (`dim`), in float32, or written out as exp(scores - max) / sum with one max for the whole tensor
+    (`shift="all"`) or for each head (`shift="head"`) instead of each query's own. NaN at queries with nothing
+    allowed, or whose exponentials all underflow (undefined there)."""
     q, k, v = f64(q, k, v)
     scores = (q @ k.transpose(-2, -1)) * (q.shape[-1] ** -0.5 if scale is None else scale)
+
+    def softmax(scores: Any) -> Any:
+        if shift is not None:
+            exp = (scores - (scores.amax() if shift == "all" else scores.amax(dim=(-2, -1), keepdim=True))).exp()
+            return exp / exp.sum(dim, keepdim=True)
+        return scores.float().softmax(dim).double() if float32_softmax else scores.softmax(dim)
+
     if allowed is None:
-        weights = scores.float().softmax(dim).double() if float32_softmax else scores.softmax(dim)
-        return weights @ v
-    if after_softmax:
-        weights = scores.softmax(dim).masked_fill(~allowed, 0.0)
-    else:
-        masked = scores.masked_fill(~allowed, fill)
-        weights = masked.float().softmax(dim).double() if float32_softmax else masked.softmax(dim)
+        return softmax(scores) @ v
+    weights = softmax(scores).masked_fill(~allowed, 0.0) if after_softmax else softmax(scores.masked_fill(~allowed, fill))
     return (weights @ v).masked_fill(~allowed.any(dim=-1, keepdim=True), float("nan"))
+
+
+SHIFT_MISTAKES = {  # what a softmax written out with one max for more than a query's own row gives, as hints
+    "all": ("Your output is what a softmax written out as exp(scores - scores.max()) / sum gives, one max for the whole tensor: a query whose"
+            " scores all lie far below that max gets exp(...) = 0 for every key, 0/0. Subtract each query's own max (amax(dim=-1, keepdim=True)),"
+            " or call torch.softmax."),
+    "head": ("Your output is what a softmax written out with one max per head (over all its queries and keys) gives: a query whose scores all"
+             " lie far below its head's max gets exp(...) = 0 for every key, 0/0. Subtract each query's own max (amax(dim=-1, keepdim=True)),"
+             " or call torch.softmax."),
+}
+
+
+def far_apart(signs: Sequence, S: int | None = None, dtype: Any = None, kv_heads: int | None = None) -> tuple:
+    """q, k, v with d = 1 whose scores q.k sit near +900 in some query rows and near -900 in others: `signs` (nested
+    lists, +-1 per (b, h, t) of q) times 30; every key-value head's keys 30, 29, 28, ... (less 1 per kv head), S of
+    them (default T); v = 1, 2, 3, ... down the keys, negated in odd kv heads. A softmax must subtract each query's
+    own max, as torch.softmax does: one max for the batch, a head or the whole tensor sends the rows far below it to
+    0/0. Exact in float32 and float64; the weights are one-hot up to e^-30."""
+    import torch
+
+    q = 30.0 * torch.tensor(signs, dtype=torch.float64)[..., None]
+    B, H, T, _ = q.shape
+    S, n_kv = S or T, kv_heads or H
+    k = torch.stack([torch.stack([30.0 - j - torch.arange(S, dtype=torch.float64) for j in range(n_kv)]) for _ in range(B)])[..., None]
+    v = torch.stack([torch.stack([(-1.0) ** j * (1.0 + torch.arange(S, dtype=torch.float64)) for j in range(n_kv)]) for _ in range(B)])[..., None]
+    return tuple(t.to(dtype or torch.float64) for t in (q, k, v))
 
 
 def matches(got: Any, variant: Any, *, rtol: float, atol: float, where: Any = None) -> bool:
@@ -106,12 +137,15 @@ def known_mistake(got: Any, mistakes: Any, want: Any = None, *, rtol: float, ato
                   first: bool = False) -> str:
     """The hints of the known mistakes, (hint, output or a function giving it), whose output `got` `matches`, joined
     (with `first`, the first of them), or "". With `want`, a mistake whose output is within `apart` times (rtol, atol)
-    of it wherever it is defined (in `where`) is no evidence."""
+    of it wherever it is defined, and defined wherever it is (in `where`), is no evidence."""
+    import torch
+
     got = f64(got)
 
     def is_right(variant: Any) -> bool:
-        defined = variant.isfinite() if where is None else where & variant.isfinite()
-        return not bool((defined & ((variant - want).abs() > apart * (atol + rtol * want.abs()))).any())
+        inside = torch.ones_like(want, dtype=torch.bool) if where is None else where
+        differs = (variant - want).abs() > apart * (atol + rtol * want.abs())
+        return not bool((inside & ((variant.isfinite() & differs) | (~variant.isfinite() & want.isfinite()))).any())
 
     if want is not None:
         want = f64(want)
@@ -160,28 +194,41 @@ MOVED_BY_K = ("Changing only v at position {j} leaves them unchanged, but changi
               " enters the softmax's normalisation, as when the weights are masked after the softmax. Mask the scores with -inf before the softmax.")
 
 
+def unchanged_probe(sub: Submission, fn: str, args: Sequence[Any], changed: Sequence[Any], *, scenario: str, kwargs: dict | None = None,
+                    explain: Callable[[], str] | None = None, **probe: Any) -> None:
+    """invariance_probe(sub, fn, args, changed, ...) (`explain`: its failure's deferred hint), then both inputs checked
+    for in-place modification: the changed ones are often the extreme ones (pads of 1e6), which no other check passes
+    to the learner's code."""
+    with explained(explain or (lambda: "")):
+        invariance_probe(sub, fn, args, changed, scenario=scenario, kwargs=kwargs, **probe)
+    for inputs in (args, changed):
+        inputs_unchanged(sub, fn, *inputs, scenario=scenario, **(kwargs or {}))
+
+
 def causality_probe(sub: Submission, fn: str, args: Sequence[Any], changed: Sequence[Any], j: int, *, what: str, scenario: str,
                     graded: Callable[[Any], Any] | None = None, kwargs: dict | None = None, shape: Sequence[int] | None = None,
                     moved_by_v: str = MOVED_BY_V, moved_by_k: str = MOVED_BY_K) -> None:
     """The outputs before position j (`graded`, default out[:, :, :j]) must not move when the inputs q, k, v at j (and
-    later) become `changed`. On a failure a control call with only v changed says which cause the evidence shows:
-    `moved_by_v` (the earlier outputs move with v alone: later keys get weight) or `moved_by_k` (they stay put:
-    later keys only enter the normalisation); both are formatted with j."""
+    later) become `changed`, and neither input may be modified in place. On a failure a control call with only v
+    changed says which cause the evidence shows: `moved_by_v` (the earlier outputs move with v alone: later keys get
+    weight) or `moved_by_k` (they stay put: later keys only enter the normalisation); both are formatted with j."""
     import torch
 
     pick = graded or (lambda out: torch.as_tensor(out)[:, :, :j])
-    hint = partial(_causality_control, sub, fn, args, (*args[:2], changed[2], *args[3:]), kwargs or {}, pick, moved_by_v.format(j=j),
-                   moved_by_k.format(j=j))
-    with explained(hint):
-        invariance_probe(sub, fn, args, changed, kwargs=kwargs, shape=shape, scenario=scenario, graded=pick, what=what)
+    only_v = (*args[:2], changed[2], *args[3:])
+    unchanged_probe(sub, fn, args, changed, kwargs=kwargs, shape=shape, scenario=scenario, graded=pick, what=what,
+                    explain=lambda: v_alone_hint(sub, fn, args, only_v, pick, moved=moved_by_v.format(j=j), still=moved_by_k.format(j=j), kwargs=kwargs))
 
 
-def _causality_control(sub: Submission, fn: str, args: Sequence[Any], only_v: Sequence[Any], kwargs: dict, pick: Callable[[Any], Any],
-                       moved_by_v: str, moved_by_k: str) -> str:
+def v_alone_hint(sub: Submission, fn: str, args: Sequence[Any], only_v: Sequence[Any], pick: Callable[[Any], Any], *, moved: str, still: str,
+                 kwargs: dict | None = None) -> str:
+    """Control calls for a hint: `moved` when the graded part (`pick`) of the learner's output moves as only v changes
+    (args -> only_v: the changed keys get weight), `still` when it stays put (they only enter the normalisation), ""
+    when the control did not run through (no evidence either way)."""
     import torch
 
-    base, moved = sub.control(fn, *args, **kwargs), sub.control(fn, *only_v, **kwargs)
-    if not (torch.is_tensor(base) and torch.is_tensor(moved)) or base.shape != moved.shape:
-        return ""  # the control did not run through: no evidence either way
+    base, changed = sub.control(fn, *args, **(kwargs or {})), sub.control(fn, *only_v, **(kwargs or {}))
+    if not (torch.is_tensor(base) and torch.is_tensor(changed)) or base.shape != changed.shape:
+        return ""
     rtol, atol = tolerance_for(base.dtype)
-    return moved_by_k if same_values(pick(moved), pick(base), rtol=rtol, atol=atol, equal_nan=True) else moved_by_v
+    return still if same_values(pick(changed), pick(base), rtol=rtol, atol=atol, equal_nan=True) else moved
