@@ -102,19 +102,19 @@ SHIFT_MISTAKES = {  # what a softmax written out with one max for more than a qu
 }
 
 
-def far_apart(signs: Sequence, S: int | None = None, dtype: Any = None, kv_heads: int | None = None) -> tuple:
+def far_apart(signs: Sequence, dtype: Any = None, kv_heads: int | None = None) -> tuple:
     """q, k, v with d = 1 whose scores q.k sit near +900 in some query rows and near -900 in others: `signs` (nested
-    lists, +-1 per (b, h, t) of q) times 30; every key-value head's keys 30, 29, 28, ... (less 1 per kv head), S of
-    them (default T); v = 1, 2, 3, ... down the keys, negated in odd kv heads. A softmax must subtract each query's
+    lists, +-1 per (b, h, t) of q) times 30; every key-value head's T keys 30, 29, 28, ... (less 1 per kv head, of
+    `kv_heads`, default one per query head); v = 1, 2, 3, ... down the keys, negated in odd kv heads. A softmax must subtract each query's
     own max, as torch.softmax does: one max for the batch, a head or the whole tensor sends the rows far below it to
     0/0. Exact in float32 and float64; the weights are one-hot up to e^-30."""
     import torch
 
     q = 30.0 * torch.tensor(signs, dtype=torch.float64)[..., None]
     B, H, T, _ = q.shape
-    S, n_kv = S or T, kv_heads or H
-    k = torch.stack([torch.stack([30.0 - j - torch.arange(S, dtype=torch.float64) for j in range(n_kv)]) for _ in range(B)])[..., None]
-    v = torch.stack([torch.stack([(-1.0) ** j * (1.0 + torch.arange(S, dtype=torch.float64)) for j in range(n_kv)]) for _ in range(B)])[..., None]
+    n_kv = kv_heads or H
+    k = torch.stack([torch.stack([30.0 - j - torch.arange(T, dtype=torch.float64) for j in range(n_kv)]) for _ in range(B)])[..., None]
+    v = torch.stack([torch.stack([(-1.0) ** j * (1.0 + torch.arange(T, dtype=torch.float64)) for j in range(n_kv)]) for _ in range(B)])[..., None]
     return tuple(t.to(dtype or torch.float64) for t in (q, k, v))
 
 
