@@ -1,20 +1,10 @@
 """Grader for `causal-mask`: masked scaled dot-product attention, and the next-token loss.
 
-Attention expectations come from torch's F.scaled_dot_product_attention (in float64, on the CPU)
-with the combined causal & key-padding mask, with zeros for queries that see no key. Outputs at a
-pad query that does see keys are outside the contract, so they are never compared. Each comparison
-judges two parts in turn: the real queries, then the queries that see no key (zeros). The gradient
-checks only use left padding, where every position is graded (a pad query there sees no key and must
-be zero), so that a contraction over the whole output is fair.
-
-Hints follow the evidence: a wrong attention output is compared with what the known mistakes give on
-the same input (`_mistakes`: triu, no diagonal, no scale, ...), and the hint names the one it equals,
-or says nothing beyond where the output is wrong; the probes run a control case that differs in one
-respect (only v changed, the same inputs in float32) to tell two causes apart.
-
-lm_loss takes a model, so it is exercised by the module-level scenario `lm_loss_scenario`, which
-builds one of the tiny causal models below in the sandbox, calls the learner's lm_loss, runs
-backward() and hands back observations (value, whether backward worked, parameter gradients).
+Attention is compared with torch's F.scaled_dot_product_attention in float64 with the combined causal & key-padding
+mask, in two parts: the real queries (a pad query that sees keys is outside the contract), then the queries that see no
+key (zeros). The gradient checks use left padding only, where every position is graded. lm_loss takes a model, so its
+checks run `lm_loss_scenario`, which builds a tiny causal model in the sandbox and hands back the loss, whether
+backward() worked, and the parameters' gradients.
 """
 
 import math
@@ -24,26 +14,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mlprep.grading import (
-    Call,
-    CheckFailed,
-    GraderDefect,
-    assert_close,
-    assert_finite,
-    assert_keeps_precision,
-    assert_returns_like,
-    assert_shape,
-    check,
-    fail,
-    gradcheck_float64,
-    inputs_unchanged,
-    invariance_probe,
-    on_input,
-    scenario,
-    shrink_on_failure,
-    tolerance_for,
-    value_and_grad,
-)
+from mlprep.grading import (Call, CheckFailed, GraderDefect, assert_close, assert_finite, assert_keeps_precision, assert_returns_like, check, dtype_name,
+                            explained, fail, fail_if_changed, gradcheck_float64, mistake_hint, on_input, scenario, shrink_on_failure, sized,
+                            Snapshot, tolerance_for, value_and_grad)
+from mlprep.grading.attention import (JOIN, SHIFT_MISTAKES, attend, attention_output, causality_probe, f64, far_apart, float32_hint, keep_rows,
+                                      known_mistake, matches, normal, small_values, tensors, unchanged_probe, v_alone_hint)
 
 ATTENTION, LOSS = ("causal_attention",), ("lm_loss",)  # what each check calls (`uses`)
 
@@ -57,18 +32,7 @@ ALL_PAD = [False, False, False, False, False, False]
 NO_KEY_RULE = "A query that sees no key (no real key among 0..t) returns zeros."
 
 
-# ---------------------------------------------------------------------------------------------
-# Expectations (judge side)
-# ---------------------------------------------------------------------------------------------
-def _qkv(rng, shape, dtype=torch.float64):
-    return tuple(torch.from_numpy(rng.standard_normal(shape)).to(dtype) for _ in range(3))
-
-
-def _tensors(q, k, v, dtype=torch.float64):
-    """Hand-written q, k, v (nested lists) as tensors of `dtype`."""
-    return tuple(torch.tensor(x, dtype=dtype) for x in (q, k, v))
-
-
+# -- Expectations, and what the known mistakes give (judge side) -----------------------------------
 def _keep(*rows):
     return torch.tensor(rows, dtype=torch.bool)
 
@@ -90,7 +54,7 @@ def _real(keep):
 
 def _expected(q, k, v, keep):
     """torch's SDPA in float64 with the combined mask; zeros for queries that see no key."""
-    q, k, v = (t.detach().cpu().double() for t in (q, k, v))
+    q, k, v = f64(q, k, v)
     allowed = _allowed(keep, q.shape[-2])
     empty = _sees_no_key(keep)
     # An all-False row is not something every SDPA backend defines; give it any key, zero it after.
@@ -103,37 +67,6 @@ def _only(out, where):
     return torch.where(where, torch.as_tensor(out).detach().cpu(), 0.0)
 
 
-def _shape(t):
-    return tuple(t.shape)
-
-
-def _dtype(t):
-    return str(t.dtype).removeprefix("torch.")
-
-
-def _explain(failure, hint):
-    """Leave `hint()` (a sentence, or ""; it may cost a control call) for the failure the check reports:
-    the engine runs it once, after shrinking has chosen that failure (CheckFailed.explain)."""
-    earlier = failure.explain
-    failure.explain = lambda: " ".join(h for h in ((earlier() if earlier else ""), hint()) if h)
-
-
-# ---------------------------------------------------------------------------------------------
-# Diagnosis: what the known mistakes give on the same input
-# ---------------------------------------------------------------------------------------------
-def _attend(q, k, v, allowed, *, scale=None, fill=float("-inf"), after_softmax=False, dim=-1, float32_softmax=False):
-    """Attention in float64 as a mistaken implementation computes it; NaN at queries where it is
-    undefined (nothing allowed to look at), which the comparisons leave out."""
-    q, k, v = (t.detach().cpu().double() for t in (q, k, v))
-    scores = (q @ k.transpose(-2, -1)) * (q.shape[-1] ** -0.5 if scale is None else scale)
-    if after_softmax:
-        weights = scores.softmax(dim).masked_fill(~allowed, 0.0)
-    else:
-        masked = scores.masked_fill(~allowed, fill)
-        weights = masked.float().softmax(dim).double() if float32_softmax else masked.softmax(dim)
-    return (weights @ v).masked_fill(~allowed.any(dim=-1, keepdim=True), float("nan"))
-
-
 def _mistakes(q, k, v, keep):
     """(hint, output) for each known mistake, computed lazily: a hint says what the output equals."""
     T, d = q.shape[-2], q.shape[-1]
@@ -141,54 +74,45 @@ def _mistakes(q, k, v, keep):
     keys = keep.cpu()[:, None, None, :]
     allowed = causal.tril()[None, None] & keys
     yield ("Your output is what attention over keys t..T-1 gives (the upper triangle, triu): query t looks at the past,"
-           " keys 0..t (torch.tril, diagonal included).", lambda: _attend(q, k, v, causal.triu()[None, None] & keys))
+           " keys 0..t (torch.tril, diagonal included).", lambda: attend(q, k, v, causal.triu()[None, None] & keys))
     yield ("Your output is what attention over keys 0..t-1 gives, without the query's own key (tril(diagonal=-1)):"
-           " query t sees keys 0..t, itself included.", lambda: _attend(q, k, v, causal.tril(diagonal=-1)[None, None] & keys))
+           " query t sees keys 0..t, itself included.", lambda: attend(q, k, v, causal.tril(diagonal=-1)[None, None] & keys))
     yield ("Your output is what attention over every real key gives, later ones included: add the causal mask (query t"
-           " sees keys 0..t only).", lambda: _attend(q, k, v, causal[None, None] & keys))
+           " sees keys 0..t only).", lambda: attend(q, k, v, causal[None, None] & keys))
     # keep ignored and keep on the query axis give the same real queries: both leave the pad KEYS visible.
     yield ("Your output is what causal attention with the pad keys left visible gives (keep ignored, or applied on the"
            " query axis): hide the pads on the KEY axis, the last axis of the scores (keep[:, None, None, :]), so that no"
-           " query gives them weight.", lambda: _attend(q, k, v, causal.tril()[None, None].expand(keep.shape[0], 1, T, T)))
+           " query gives them weight.", lambda: attend(q, k, v, causal.tril()[None, None].expand(keep.shape[0], 1, T, T)))
     yield ("Your output is what masked scores set to 0 instead of -inf give: exp(0) = 1 still gives the masked keys"
-           " weight; fill them with float('-inf') before the softmax.", lambda: _attend(q, k, v, allowed, fill=0.0))
+           " weight; fill them with float('-inf') before the softmax.", lambda: attend(q, k, v, allowed, fill=0.0))
     yield ("Your output is what a softmax over all keys with the masked weights zeroed afterwards gives: the remaining"
            " weights no longer sum to 1; mask the scores (-inf) before the softmax instead.",
-           lambda: _attend(q, k, v, allowed, after_softmax=True))
+           lambda: attend(q, k, v, allowed, after_softmax=True))
     yield ("Your output is what scores without the 1 / sqrt(d) scale give: use q.k / sqrt(d).",
-           lambda: _attend(q, k, v, allowed, scale=1.0))
+           lambda: attend(q, k, v, allowed, scale=1.0))
     yield (f"Your output is what scores divided by d = {d} instead of sqrt(d) give: use q.k / sqrt(d).",
-           lambda: _attend(q, k, v, allowed, scale=1.0 / d))
+           lambda: attend(q, k, v, allowed, scale=1.0 / d))
     yield ("Your output is what a softmax over the query axis (dim=-2) gives: normalise over the keys, the last axis"
-           " (dim=-1).", lambda: _attend(q, k, v, allowed, dim=-2))
+           " (dim=-1).", lambda: attend(q, k, v, allowed, dim=-2))
+    for shift, hint in SHIFT_MISTAKES.items():
+        yield hint, partial(attend, q, k, v, allowed, shift=shift)
 
 
-def _matches(got, variant, where, rtol, atol):
-    """Whether `got` equals `variant` on `where`: within tolerance where the variant is defined, and 0 or
-    NaN where it is not (a query with nothing to look at)."""
-    defined = where & variant.isfinite()
-    close = (got - variant).abs() <= atol + rtol * variant.abs()
-    undefined_ok = (got == 0) | got.isnan()
-    return bool(defined.any()) and bool(torch.where(defined, close, torch.where(where, undefined_ok, True)).all())
+def _tolerance(q, rtol=None, atol=None):
+    """10x the comparison's tolerance: what "equals a known mistake" allows."""
+    default_rtol, default_atol = tolerance_for(q.dtype)
+    return 10 * (default_rtol if rtol is None else rtol), 10 * (default_atol if atol is None else atol)
 
 
 def _diagnose(got, q, k, v, keep, rtol=None, atol=None):
-    """A hint for a wrong output at the real queries, from the evidence only: the known mistake whose output
-    it equals on this input (within 10x the comparison's tolerance), float32-sized errors on float64 inputs,
-    or where the wrong rows are; else ""."""
-    got = torch.as_tensor(got).detach().cpu().double()
-    want = _expected(q, k, v, keep)
+    """A hint for a wrong output at the real queries, from the evidence only: the known mistake whose output it equals
+    on this input, float32-sized errors on float64 inputs, or where the wrong rows are; else ""."""
+    got, want = f64(got), _expected(q, k, v, keep)
     where = _real(keep).expand(want.shape)
-    default_rtol, default_atol = tolerance_for(q.dtype)
-    rtol, atol = 10 * (default_rtol if rtol is None else rtol), 10 * (default_atol if atol is None else atol)
-    matching = []
-    for hint, variant in _mistakes(q, k, v, keep):
-        variant = variant()
-        differs = where & variant.isfinite() & ((variant - want).abs() > 10 * (atol + rtol * want.abs()))
-        if differs.any() and _matches(got, variant, where, rtol, atol):
-            matching.append(hint)
-    if matching:
-        return " Equally possible on this input: ".join(matching)  # two mistakes can agree on a small input
+    rtol, atol = _tolerance(q, rtol, atol)
+    known = known_mistake(got, _mistakes(q, k, v, keep), want, rtol=rtol, atol=atol, where=where, apart=10)
+    if known:
+        return known
     if torch.where(where, got.isnan(), False).any():
         return ("Real queries return NaN, though each of them sees at least its own key, so it is not the no-key case: look"
                 " for a softmax (or a division) over a slice whose entries are all -inf (or all 0).")
@@ -197,13 +121,9 @@ def _diagnose(got, q, k, v, keep, rtol=None, atol=None):
         b, _, t = (int(i) for i in silent.nonzero()[0])
         return (f"Real query {t} of row {b} returns zeros, what a query that sees no key returns; but a real query always"
                 f" sees at least itself (key {t}: the diagonal belongs to the causal mask).")
-    error = torch.where(where, (got - want).abs(), 0.0).nan_to_num(nan=float("inf")).max().item()
-    if q.dtype == torch.float64:
-        float32_error = torch.where(where, (_attend(q, k, v, _allowed(keep, q.shape[-2]), float32_softmax=True) - want).abs(), 0.0).max().item()
-        if float32_error > 1e-9 and float32_error / 10 <= error <= 10 * float32_error:
-            return (f"Your output is off by {error:.2g}, the size of error a float32 softmax gives on these float64 inputs"
-                    f" ({float32_error:.2g}; float64 is exact to ~1e-12 here): keep the scores and the softmax in float64"
-                    " (look for .float(), a float32 constant or dtype=torch.float32 on the way).")
+    float32 = float32_hint(got, want, lambda: attend(q, k, v, _allowed(keep, q.shape[-2]), float32_softmax=True), q.dtype, where=where)
+    if float32:
+        return float32
     bad = where & ~((got - want).abs() <= atol + rtol * want.abs())
     rows_bad, rows_real = bad.flatten(1).any(dim=1), keep.cpu().all(dim=1)
     if rows_bad.any() and rows_real.any() and not (rows_bad & rows_real).any():
@@ -218,26 +138,22 @@ ZERO_THEM = "Zero the output of the queries that see no key."
 
 def _no_key_evidence(got, q, k, v, keep, rtol=None, atol=None):
     """(what the queries that see no key return instead of zeros, the remedy), or ("", "") when it is nothing known."""
-    got = torch.as_tensor(got).detach().cpu().double()
+    got = f64(got)
     where = _sees_no_key(keep).expand(got.shape)
     if torch.where(where, got.isnan(), False).any():
         return ("They return NaN: a softmax over a row of scores that are all -inf is 0/0.",
                 "Let such rows see something finite (e.g. every key) and zero their output afterwards; the zeroing also"
                 " zeroes their gradient.")
-    uniform = v.detach().cpu().double().mean(dim=-2, keepdim=True).expand(got.shape)
-    if _matches(got, uniform, where, 1e-4, 1e-5):
+    if matches(got, f64(v).mean(dim=-2, keepdim=True).expand(got.shape), rtol=1e-4, atol=1e-5, where=where):
         return ("They return the plain average of every value, pads included: what a softmax gives over a row whose scores"
                 " were all replaced by the same finite number (a large negative fill).", ZERO_THEM)
     T = q.shape[-2]
-    if _matches(got, _attend(q, k, v, torch.ones(1, 1, T, T, dtype=torch.bool)), where, 1e-4, 1e-5):
+    if matches(got, attend(q, k, v, torch.ones(1, 1, T, T, dtype=torch.bool)), rtol=1e-4, atol=1e-5, where=where):
         return ("They return attention over every key, as if unmasked: what a large negative number added to every score of"
                 " a row gives (the shift cancels in the softmax).", ZERO_THEM)
-    default_rtol, default_atol = tolerance_for(q.dtype)
-    rtol, atol = 10 * (default_rtol if rtol is None else rtol), 10 * (default_atol if atol is None else atol)
-    for hint, variant in _mistakes(q, k, v, keep):
-        if _matches(got, variant(), where, rtol, atol):
-            return f"They still look at keys. {hint}", ""
-    return "", ""
+    rtol, atol = _tolerance(q, rtol, atol)
+    known = known_mistake(got, _mistakes(q, k, v, keep), rtol=rtol, atol=atol, where=where, first=True)
+    return (f"They still look at keys. {known}", "") if known else ("", "")
 
 
 def _no_key_hint(got, q, k, v, keep, lead="", **tolerance):
@@ -250,61 +166,30 @@ def _no_key_hint(got, q, k, v, keep, lead="", **tolerance):
     return " ".join(part for part in (lead, evidence, NO_KEY_RULE, remedy) if part)
 
 
-# ---------------------------------------------------------------------------------------------
-# Calling and judging causal_attention
-# ---------------------------------------------------------------------------------------------
+# -- Calling and judging causal_attention ----------------------------------------------------------
 def _output(sub, q, k, v, keep, scenario):
-    """The learner's output for these inputs: a tensor of q's shape, on the inputs' device, at least as precise."""
-    got = inputs_unchanged(sub, "causal_attention", q, k, v, keep, scenario=scenario)
-    assert_returns_like(got, q, what="causal_attention output", scenario=scenario, device=sub.device)
-    assert_shape(got, tuple(q.shape), what="causal_attention output", scenario=scenario)
-    assert_keeps_precision(got, q.dtype, what="causal_attention output", scenario=scenario)
-    return got
-
-
-def _judge_no_key(got, q, k, v, keep, scenario, **tolerance):
-    try:
-        assert_close(_only(got, _sees_no_key(keep)), torch.zeros(q.shape, dtype=torch.float64),
-                     what="causal_attention output at queries that see no key (must be zeros)", scenario=scenario, dtype=q.dtype, **tolerance)
-    except CheckFailed as failure:
-        _explain(failure, partial(_no_key_hint, got, q, k, v, keep, **tolerance))
-        raise
-
-
-def _judge_real(got, q, k, v, keep, scenario, **tolerance):
-    real = _real(keep)
-    try:
-        assert_close(_only(got, real), _only(_expected(q, k, v, keep), real), what="causal_attention output at real queries",
-                     scenario=scenario, dtype=q.dtype, **tolerance)
-    except CheckFailed as failure:
-        _explain(failure, partial(_diagnose, got, q, k, v, keep, **tolerance))
-        raise
+    return attention_output(sub, "causal_attention", q, k, v, keep, what="causal_attention output", shape=q.shape, scenario=scenario)
 
 
 def _judge(got, q, k, v, keep, scenario, no_key_first=False, **tolerance):
     """The output against SDPA: the real queries (pad queries that see keys are not compared), and the
     queries that see no key (zeros), in that order or the other."""
-    parts = [_judge_real, _judge_no_key]
-    for judge in reversed(parts) if no_key_first else parts:
-        judge(got, q, k, v, keep, scenario, **tolerance)
+    def real():
+        with explained(partial(_diagnose, got, q, k, v, keep, **tolerance)):
+            assert_close(_only(got, _real(keep)), _only(_expected(q, k, v, keep), _real(keep)), what="causal_attention output at real queries",
+                         scenario=scenario, dtype=q.dtype, **tolerance)
+
+    def no_key():
+        with explained(partial(_no_key_hint, got, q, k, v, keep, **tolerance)):
+            assert_close(_only(got, _sees_no_key(keep)), torch.zeros(q.shape, dtype=torch.float64),
+                         what="causal_attention output at queries that see no key (must be zeros)", scenario=scenario, dtype=q.dtype, **tolerance)
+
+    for judge in (no_key, real) if no_key_first else (real, no_key):
+        judge()
 
 
 def _scenario(q, keep, device, extra=""):
-    return f"{_dtype(q)}, q/k/v shape {_shape(q)}, keep {keep.tolist()}{extra}, {device}"
-
-
-def _gradient_code(ctx, q, k, v, keep):
-    """The failing input of a gradient check as code: value_and_grad's fixed weights, and the gradients as the last line."""
-    q_name, k_name, v_name, keep_name = ctx.interface.params("causal_attention")[:4] or ["q", "k", "v", "keep"]
-    inputs = f"{q_name}, {k_name}, {v_name}"
-    return Call.code("\n".join([
-        f"{inputs}, {keep_name} = {Call('', q, k, v, keep)}",
-        f"{inputs} = (t.requires_grad_() for t in ({inputs}))",
-        f"out = causal_attention({inputs}, {keep_name})",
-        "w = torch.randn(out.shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64).to(out.dtype)  # fixed weights",
-        "(out * w).sum().backward()",
-        f"{q_name}.grad, {k_name}.grad, {v_name}.grad",
-    ]))
+    return f"{dtype_name(q.dtype)}, q/k/v shape {tuple(q.shape)}, keep {keep.tolist()}{extra}, {device}"
 
 
 # Tiny hand-written inputs (exact numbers, pasted in full when they fail): B = 2 rows of T = 3, d = 2.
@@ -314,52 +199,56 @@ TINY_V = [[[[1.0, -2.0], [0.5, 3.0], [-1.5, 0.25]]], [[[2.0, 1.0], [-1.0, 0.5], 
 TINY_KEEP = _keep([True, False, True], [False, True, True])
 
 
-# ---------------------------------------------------------------------------------------------
-# causal_attention
-# ---------------------------------------------------------------------------------------------
+# -- causal_attention ------------------------------------------------------------------------------
 @check("query 0 attends to itself only", uses=ATTENTION)
 def first_query_sees_itself(sub, ctx):
-    q, k, v = _qkv(ctx.rng(1), (2, 2, 5, 4))
     cases = [  # small to large
-        (*_tensors([[[[1.0], [2.0]]]], [[[[1.0], [-1.0]]]], [[[[0.5], [-1.5]]]]), _keep([True, True])),
-        (q, k, v, _keep([True] * 5, [True, True, True, False, False])),
+        (*tensors([[[[1.0], [2.0]]]], [[[[1.0], [-1.0]]]], [[[[0.5], [-1.5]]]]), _keep([True, True])),
+        (*normal(ctx.rng(1), *[(2, 2, 5, 4)] * 3), _keep([True] * 5, [True, True, True, False, False])),
     ]
     for q, k, v, keep in cases:
         scenario = _scenario(q, keep, "cpu")
         got = _output(sub, q, k, v, keep, scenario)
-        try:
+        with explained(partial(_query0_hint, sub, got, q, k, v, keep)):
             assert_close(torch.as_tensor(got)[:, :, 0], v[:, :, 0], what="output at query 0 (must equal v at key 0)", scenario=scenario)
-        except CheckFailed as failure:
-            _explain(failure, partial(_query0_hint, got, q, k, v, keep))
-            raise
 
 
-def _query0_hint(got, q, k, v, keep):
-    first = torch.as_tensor(got)[:, :, 0].double()
+def _query0_hint(sub, got, q, k, v, keep):
+    """From what query 0 returns, what the later queries return, a known mistake, or a control call with only v at
+    keys 1.. changed (does query 0 take weight from them?)."""
+    out = f64(got)
+    first, later = out[:, :, 0], torch.where(_real(keep)[:, :, 1:], out[:, :, 1:], float("nan"))
     if bool(((first == 0) | first.isnan()).all()):
+        if not bool((later.isfinite() & (later != 0)).any()):
+            return ""  # every query returns zeros or NaN: nothing singles out query 0's own key
         what = "NaN" if bool(first.isnan().any()) else "zeros"
-        return (f"Query 0 returns {what}, what a query that sees no key returns: it must see its own key, key 0 (keep the"
-                " diagonal: tril, not tril(diagonal=-1)).")
-    return _diagnose(got, q, k, v, keep) or ("Query 0 sees one key only, key 0, so all its weight belongs on it; yours is"
-                                             " spread elsewhere: mask keys 1.. with -inf before the softmax.")
+        return (f"Query 0 returns {what}, what a query that sees no key returns, while later queries do see keys: query 0 must see its own"
+                " key, key 0 (keep the diagonal: tril, not tril(diagonal=-1)).")
+    known = _diagnose(got, q, k, v, keep)
+    if known:
+        return known
+    later_v = torch.cat([v[:, :, :1], v[:, :, 1:] + 10.0], dim=2)
+    return v_alone_hint(sub, "causal_attention", (q, k, v, keep), (q, k, later_v, keep), lambda out: out[:, :, :1],
+                        moved=("Changing only v at keys 1.. moves query 0's output, so query 0 gives later keys weight: mask the scores of keys"
+                               " after the query with -inf before the softmax (tril keeps key 0 alone for query 0)."),
+                        still=("Changing only v at keys 1.. leaves query 0's output unchanged, so it takes no weight from them; yet it is not v at"
+                               " key 0, so its weight on key 0 is not 1: the weights must sum to 1 over the keys it sees (a softmax over the last"
+                               " axis of the masked scores)."))
 
 
 def _tiny_attention_cases():
-    """Hypothesis strategy for shrinking: (shape (B, T, d), dtype, keep rows, q, k, v) with H = 1, small
-    integers as values, keep shrinking toward all real."""
+    """Hypothesis strategy for shrinking: (shape (B, T, d), dtype, keep rows, (q, k, v)) with H = 1, small integers
+    as values, keep shrinking toward all real."""
     from hypothesis import strategies as st
 
-    def of_shape(shape):
-        B, T, d = shape
-        numbers = st.lists(st.integers(-2, 2).map(float), min_size=B * T * d, max_size=B * T * d)
-        rows = st.lists(st.lists(st.booleans().map(lambda pad: not pad), min_size=T, max_size=T), min_size=B, max_size=B)
-        return st.tuples(st.just(shape), st.sampled_from(["float32", "float64"]), rows, numbers, numbers, numbers)
+    def of_shape(B, T, d):
+        return st.tuples(st.just((B, T, d)), st.sampled_from(["float32", "float64"]), keep_rows(B, T), small_values(*[B * T * d] * 3))
 
-    return st.tuples(st.integers(1, 2), st.integers(1, 4), st.integers(1, 2)).flatmap(of_shape)
+    return sized((1, 2), (1, 4), (1, 2), then=of_shape)
 
 
 def _verify_tiny_case(sub, case):
-    (B, T, d), dtype, rows, *values = case
+    (B, T, d), dtype, rows, values = case
     q, k, v = (torch.tensor(x, dtype=getattr(torch, dtype)).reshape(B, 1, T, d) for x in values)
     keep = _keep(*rows)
     scenario = _scenario(q, keep, sub.device)
@@ -368,7 +257,7 @@ def _verify_tiny_case(sub, case):
 
 @check("matches F.scaled_dot_product_attention with the combined mask", devices=("cpu", "cuda"), uses=ATTENTION)
 def matches_sdpa(sub, ctx):
-    q, k, v = _tensors(TINY_Q, TINY_K, TINY_V)
+    q, k, v = tensors(TINY_Q, TINY_K, TINY_V)
     scenario = _scenario(q, TINY_KEEP, ctx.device)
     _judge(_output(sub, q, k, v, TINY_KEEP, scenario), q, k, v, TINY_KEEP, scenario)
     rng = ctx.rng(2)
@@ -379,8 +268,8 @@ def matches_sdpa(sub, ctx):
     ]
     with shrink_on_failure(sub, _tiny_attention_cases, lambda case: _verify_tiny_case(sub, case)):
         for dtype, shape, keep, rows in cases:
-            q, k, v = _qkv(rng, shape, dtype)
-            scenario = f"{_dtype(q)}, random q/k/v of shape {shape}, keep rows: {rows}, {ctx.device}"
+            q, k, v = normal(rng, shape, shape, shape, dtype=dtype)
+            scenario = f"{dtype_name(q.dtype)}, random q/k/v of shape {shape}, keep rows: {rows}, {ctx.device}"
             _judge(_output(sub, q, k, v, keep, scenario), q, k, v, keep, scenario)
 
 
@@ -388,38 +277,31 @@ def matches_sdpa(sub, ctx):
 def float64_precision(sub, ctx):
     # q.k / sqrt(2) is about 7071 for every pair and the pairs differ by O(1): float32 spaces numbers of that size
     # 2^-11 = 4.9e-4 apart, so a float32 softmax moves the weights by ~1e-4; float64 (and SDPA in float64) is exact to ~1e-12.
-    q, k, v = _tensors([[[[100.0, 1.5], [100.0, -0.75], [100.0, 2.25]]]], [[[[100.0, 0.5], [100.0, -1.25], [100.0, 1.75]]]],
-                       [[[[1.0, -2.0], [0.5, 3.0], [-1.5, 0.25]]]])
+    q, k, v = tensors([[[[100.0, 1.5], [100.0, -0.75], [100.0, 2.25]]]], [[[[100.0, 0.5], [100.0, -1.25], [100.0, 1.75]]]],
+                      [[[[1.0, -2.0], [0.5, 3.0], [-1.5, 0.25]]]])
     keep = _keep([True, True, True])
     scenario = _scenario(q, keep, ctx.device, extra=", scaled scores q.k / sqrt(d) of about 7071 that differ by O(1)")
     _judge(_output(sub, q, k, v, keep, scenario), q, k, v, keep, scenario)
 
 
-def _causality_hint(sub, q, k, v, keep, v_only, j, scenario):
-    """Control: change v at position j alone. If the earlier outputs stay put, key j's weight is 0 but its
-    score still enters the softmax's sum; if they move, key j has weight."""
-    base, changed = sub.control("causal_attention", q, k, v, keep), sub.control("causal_attention", q, k, v_only, keep)
-    if not (torch.is_tensor(base) and torch.is_tensor(changed)) or base.shape != changed.shape:
-        return ""  # the control did not run through: no evidence either way
-    try:
-        assert_close(_only(changed, _real(keep))[:, :, :j], _only(base, _real(keep))[:, :, :j], what="control", equal_nan=True)
-        moves = False
-    except CheckFailed:
-        moves = True
-    if moves:
-        return (f"Changing only v at position {j} moves them as well, so key {j} gets weight from earlier queries: the"
-                " scores of keys after the query must become -inf before the softmax (keep the lower triangle, tril,"
-                " diagonal included).")
-    return (f"Changing only v at position {j} leaves them unchanged, but changing k moves them: key {j} gets no weight, yet"
-            " its score still enters the softmax's normalisation, as when the weights are masked after the softmax. Mask"
-            " the scores with -inf before the softmax.")
+@check("every query's softmax is stable on its own: scores near +900 in some rows and -900 in others", devices=("cpu", "cuda"), uses=ATTENTION)
+def far_apart_rows(sub, ctx):
+    cases = [  # small to large: head 0 near +900, head 1 near -900; then queries, heads and rows of either sign, mixed
+        (torch.float64, [[[1], [-1]]], _keep([True])),
+        (torch.float32, [[[1, 1, 1], [-1, -1, -1]], [[1, -1, 1], [-1, 1, -1]]], _keep([True, True, True], [False, True, True])),
+        (torch.float64, [[[1, 1, 1], [-1, -1, -1]], [[1, -1, 1], [-1, 1, -1]]], _keep([True, True, True], [True, False, True])),
+    ]
+    for dtype, signs, keep in cases:
+        q, k, v = far_apart(signs, dtype=dtype)
+        scenario = _scenario(q, keep, ctx.device, extra=", d = 1, scores q.k of about +900 in some query rows and -900 in others")
+        _judge(_output(sub, q, k, v, keep, scenario), q, k, v, keep, scenario)
 
 
 @check("causality: keys and values at position j change no earlier output", uses=ATTENTION)
-def causality_probe(sub, ctx):
+def causality(sub, ctx):
     rng = ctx.rng(3)
-    q, k, v = _qkv(rng, (2, 2, 6, 4))
-    tiny_q, tiny_k, tiny_v = _tensors([[[[1.0], [2.0]]]], [[[[1.0], [-1.0]]]], [[[[0.5], [-1.5]]]])
+    q, k, v = normal(rng, *[(2, 2, 6, 4)] * 3)
+    tiny_q, tiny_k, tiny_v = tensors([[[[1.0], [2.0]]]], [[[[1.0], [-1.0]]]], [[[[0.5], [-1.5]]]])
     cases = [(tiny_q, tiny_k, tiny_v, _keep([True, True]), 1, torch.tensor(3.0), torch.tensor(4.0), "k and v at position 1 set to 3 and 4")]
     for j in (1, 3, 5):  # small to large
         dk, dv = (torch.from_numpy(10 * rng.standard_normal(x[:, :, j].shape)) for x in (k, v))
@@ -427,43 +309,43 @@ def causality_probe(sub, ctx):
     for q, k, v, keep, j, new_k, new_v, change in cases:
         k2, v2 = k.clone(), v.clone()
         k2[:, :, j], v2[:, :, j] = new_k, new_v
-        scenario = f"{_dtype(q)}, q/k/v shape {_shape(q)}, keep {keep.tolist()}, {change}"
-        try:
-            # Only real queries before j are compared (the pad queries of row 1 start at 4).
-            invariance_probe(sub, "causal_attention", (q, k, v, keep), (q, k2, v2, keep), shape=tuple(q.shape),
-                             graded=lambda out, j=j, keep=keep: _only(out, _real(keep))[:, :, :j], what=f"outputs at queries 0..{j - 1}",
-                             scenario=scenario)
-        except CheckFailed as failure:
-            _explain(failure, partial(_causality_hint, sub, q, k, v, keep, v2, j, scenario))
-            raise
+        # Only real queries before j are compared (the pad queries of row 1 start at 4).
+        causality_probe(sub, "causal_attention", (q, k, v, keep), (q, k2, v2, keep), j, shape=q.shape, what=f"outputs at queries 0..{j - 1}",
+                        scenario=f"{dtype_name(q.dtype)}, q/k/v shape {tuple(q.shape)}, keep {keep.tolist()}, {change}",
+                        graded=lambda out, j=j, keep=keep: _only(out, _real(keep))[:, :, :j])
 
 
 PAD_PARTS = ("outputs at real queries", "outputs at pad queries that see no key (must be zeros)")
 
 
-def _padding_hint(sub, failure, q, k, v, keep):
-    """The hint for the part that moved, from what the unchanged input's output shows."""
+def _padding_hint(sub, part, q, k, v, keep, pads_v):
+    """The hint for the part that moved (`part`, the failure's `what`), from what the unchanged input's output shows, or
+    from a control with only the pads' values changed (`pads_v`: do the pads get weight, or only enter the normalisation?)."""
     base = sub.control("causal_attention", q, k, v, keep)
     if not (torch.is_tensor(base) and base.shape == q.shape):
         base = None  # the control did not run through: no evidence from it
-    if PAD_PARTS[1] in failure.details.get("what", ""):
+    if PAD_PARTS[1] in part:
         lead = "They moved with the pad values, so they put weight on pad positions."
         if base is None:
             return f"{lead} {NO_KEY_RULE}"
         evidence, remedy = _no_key_evidence(base, q, k, v, keep)
         return " ".join(part for part in (lead, evidence, NO_KEY_RULE, remedy or ZERO_THEM) if part)
-    known = _diagnose(base, q, k, v, keep) if base is not None else ""
-    return known or ("Real queries moved when only pad keys and values changed, so pad keys still get weight: hide them on"
-                     " the KEY axis (the last axis of the scores) with -inf before the softmax.")
+    return (_diagnose(base, q, k, v, keep) if base is not None else "") or v_alone_hint(
+        sub, "causal_attention", (q, k, v, keep), (q, k, pads_v, keep), lambda out: _only(out, _real(keep)),
+        moved=("Changing only the pads' values moves the real queries too, so pad keys still get weight: hide them on the KEY axis (the last"
+               " axis of the scores) with -inf before the softmax."),
+        still=("Changing only the pads' values leaves the real queries unchanged, but changing their keys moves them: pad keys get no weight,"
+               " yet their scores still enter the softmax's normalisation, as when the weights are masked after the softmax. Mask the pads'"
+               " scores with -inf before the softmax."))
 
 
 @check("padding: pad keys and values, even huge ones, change no real query", uses=ATTENTION)
 def padding_probe(sub, ctx):
     rng = ctx.rng(4)
-    q, k, v = _qkv(rng, (3, 2, 6, 4))
+    q, k, v = normal(rng, *[(3, 2, 6, 4)] * 3)
     keep = _keep(LEFT_PADDED, WITH_HOLES, RIGHT_PADDED)
     cases = [  # small to large
-        (*_tensors([[[[1.0], [2.0], [-1.0], [0.5]]]], [[[[1.0], [-0.5], [1.5], [2.0]]]], [[[[0.5], [-1.5], [2.5], [1.0]]]]),
+        (*tensors([[[[1.0], [2.0], [-1.0], [0.5]]]], [[[[1.0], [-0.5], [1.5], [2.0]]]], [[[[0.5], [-1.5], [2.5], [1.0]]]]),
          _keep([False, True, False, True]), torch.full((1, 1, 4, 1), 1e6), torch.full((1, 1, 4, 1), -1e6), "set to +-1e6"),
         (q, k, v, keep, torch.from_numpy(1e6 * rng.standard_normal(k.shape)), torch.from_numpy(1e6 * rng.standard_normal(v.shape)),
          "set to random values of size ~1e6"),
@@ -471,41 +353,40 @@ def padding_probe(sub, ctx):
     for q, k, v, keep, huge_k, huge_v, change in cases:
         pads = ~keep[:, None, :, None]
         k2, v2 = torch.where(pads, huge_k, k), torch.where(pads, huge_v, v)
-        scenario = f"{_dtype(q)}, q/k/v shape {_shape(q)}, keep {keep.tolist()}; k and v at pad positions {change}"
+        scenario = f"{dtype_name(q.dtype)}, q/k/v shape {tuple(q.shape)}, keep {keep.tolist()}; k and v at pad positions {change}"
         try:
-            invariance_probe(sub, "causal_attention", (q, k, v, keep), (q, k2, v2, keep), shape=tuple(q.shape), scenario=scenario,
-                             graded=lambda out, keep=keep: dict(zip(PAD_PARTS, (_only(out, _real(keep)), _only(out, _sees_no_key(keep))))),
-                             what="after changing the pad keys and values")
+            unchanged_probe(sub, "causal_attention", (q, k, v, keep), (q, k2, v2, keep), shape=tuple(q.shape), scenario=scenario,
+                            graded=lambda out, keep=keep: dict(zip(PAD_PARTS, (_only(out, _real(keep)), _only(out, _sees_no_key(keep))))),
+                            what="after changing the pad keys and values")
         except CheckFailed as failure:
-            _explain(failure, partial(_padding_hint, sub, failure, q, k, v, keep))
+            if failure.explain is None and "mutated" not in failure.details:
+                failure.explain = partial(_padding_hint, sub, failure.details.get("what", ""), q, k, v, keep, v2)
             raise
 
 
 @check("left padding and a fully padded row: zeros, no NaN, finite gradients", devices=("cpu", "cuda"), uses=ATTENTION)
 def no_key_rows(sub, ctx):
-    q, k, v = _qkv(ctx.rng(5), (3, 2, 6, 4), torch.float32)
     cases = [  # small to large
-        (*_tensors(TINY_Q, TINY_K, TINY_V, torch.float32), _keep([False, True, True], [False, False, False])),
-        (q, k, v, _keep(LEFT_PADDED, ALL_PAD, ALL_REAL)),
+        (*tensors(TINY_Q, TINY_K, TINY_V, dtype=torch.float32), _keep([False, True, True], [False, False, False])),
+        (*normal(ctx.rng(5), *[(3, 2, 6, 4)] * 3, dtype=torch.float32), _keep(LEFT_PADDED, ALL_PAD, ALL_REAL)),
     ]
     names = ctx.interface.params("causal_attention")
     for q, k, v, keep in cases:
         scenario = _scenario(q, keep, ctx.device)
         got = _output(sub, q, k, v, keep, scenario)
         _judge(got, q, k, v, keep, scenario, no_key_first=True)
-        with on_input(_gradient_code(ctx, q, k, v, keep)):
-            _, got_grads = sub.run(value_and_grad, "causal_attention", [q, k, v, keep], [0, 1, 2])
-            _, want_grads = ctx.run_reference(value_and_grad, "causal_attention", [q, k, v, keep], [0, 1, 2])
-            for i, got_grad, want_grad in zip(range(3), got_grads, want_grads):
-                what = f"d(output)/d({names[i] if i < len(names) else 'qkv'[i]}) of causal_attention()"
-                if got_grad is None:
-                    fail(f"{what} ({scenario}): no gradient reached this input; compute the output from it with torch operations")
-                # The outputs were right (judged above), so NaN here is made inside and masked afterwards.
-                assert_finite(got_grad, what=what, scenario=scenario,
-                              hint="The outputs are right, so the NaN is made inside and hidden afterwards: zeroing NaN outputs"
-                              " (torch.where, nan_to_num) still lets NaN flow back through the softmax. Rows that see no key"
-                              " must never be NaN in the first place.")
-                assert_close(got_grad, want_grad, what=what, scenario=scenario, dtype=q.dtype)
+        _, got_grads = sub.run(value_and_grad, "causal_attention", [q, k, v, keep], [0, 1, 2])
+        _, want_grads = ctx.run_reference(value_and_grad, "causal_attention", [q, k, v, keep], [0, 1, 2])
+        for i, got_grad, want_grad in zip(range(3), got_grads, want_grads):
+            what = f"d(output)/d({names[i] if i < len(names) else 'qkv'[i]}) of causal_attention()"
+            if got_grad is None:
+                fail(f"{what} ({scenario}): no gradient reached this input; compute the output from it with torch operations")
+            # The outputs were right (judged above), so NaN here is made inside and masked afterwards.
+            assert_finite(got_grad, what=what, scenario=scenario,
+                          hint="The outputs are right, so the NaN is made inside and hidden afterwards: zeroing NaN outputs"
+                          " (torch.where, nan_to_num) still lets NaN flow back through the softmax. Rows that see no key"
+                          " must never be NaN in the first place.")
+            assert_close(got_grad, want_grad, what=what, scenario=scenario, dtype=q.dtype)
 
 
 def _float16_overflow_inputs(rng, keep, d=64, c=56.0):
@@ -548,10 +429,10 @@ def float16_scores(sub, ctx):
     # Tiny first: d = 4, entries +-160, so q.k reaches 102400 (over 65504) and q.k / 2 = 51200 fits. Row 0: query 1
     # copies key 0; row 1 is left-padded: query 0 sees no key, query 1 copies key 1.
     c = 160.0
-    tiny_q, tiny_k, tiny_v = _tensors([[[[c, c, c, c], [c, c, c, c]]], [[[c, -c, c, c], [c, c, -c, c]]]],
-                                      [[[[c, c, c, c], [c, c, c, -c]]], [[[c, -c, c, c], [c, c, -c, c]]]],
-                                      [[[[0.5, -1.0, 2.0, 0.25], [-1.5, 1.0, 0.75, -2.0]]], [[[1.0, 0.25, -0.5, 2.0], [-0.75, 1.5, 0.5, -1.0]]]],
-                                      torch.float16)
+    tiny_q, tiny_k, tiny_v = tensors([[[[c, c, c, c], [c, c, c, c]]], [[[c, -c, c, c], [c, c, -c, c]]]],
+                                     [[[[c, c, c, c], [c, c, c, -c]]], [[[c, -c, c, c], [c, c, -c, c]]]],
+                                     [[[[0.5, -1.0, 2.0, 0.25], [-1.5, 1.0, 0.75, -2.0]]], [[[1.0, 0.25, -0.5, 2.0], [-0.75, 1.5, 0.5, -1.0]]]],
+                                     dtype=torch.float16)
     cases = [
         (tiny_q, tiny_k, tiny_v, _keep([True, True], [False, True]),
          "entries of q and k are +-160 so q.k reaches 102400 while q.k / sqrt(4) = 51200 fits"),
@@ -560,46 +441,39 @@ def float16_scores(sub, ctx):
     for q, k, v, keep, numbers in cases:
         scenario = _scenario(q, keep, ctx.device, extra=f", {numbers} (float16 max is 65504); nearly one-hot softmax")
         got = _output(sub, q, k, v, keep, scenario)
-        try:
+        with on_input(Call("causal_attention", q, k, v, keep)), explained(partial(_float16_hint, sub, q, k, v, keep)):  # not the control call
             assert_finite(got, what="causal_attention output", scenario=scenario)
-        except CheckFailed as failure:
-            failure.failing_input = Call("causal_attention", q, k, v, keep)  # not the control call below
-            _explain(failure, partial(_float16_hint, sub, q, k, v, keep))
-            raise
         # Against the float32 inputs computed in float64, within a float16-softmax tolerance.
         _judge(got, q.float(), k.float(), v.float(), keep, scenario, rtol=1e-3, atol=1e-3)
 
 
 @check("gradients match autograd.gradcheck in float64", devices=("cpu", "cuda"), uses=ATTENTION)
 def gradients_float64(sub, ctx):
-    q, k, v = _qkv(ctx.rng(7), (3, 2, 6, 3))
     cases = [  # small to large
-        (*_tensors(TINY_Q, TINY_K, TINY_V), _keep([True, True, True], [False, True, True])),
-        (q, k, v, _keep(ALL_REAL, LEFT_PADDED, ALL_PAD)),
+        (*tensors(TINY_Q, TINY_K, TINY_V), _keep([True, True, True], [False, True, True])),
+        (*normal(ctx.rng(7), *[(3, 2, 6, 3)] * 3), _keep(ALL_REAL, LEFT_PADDED, ALL_PAD)),
     ]
     for q, k, v, keep in cases:
         scenario = _scenario(q, keep, ctx.device)
         # The values first: when they are wrong, so is every gradient, and the value says why.
         _judge(_output(sub, q, k, v, keep, scenario), q, k, v, keep, scenario)
-        with on_input(_gradient_code(ctx, q, k, v, keep)):
-            gradcheck_float64(sub, ctx, "causal_attention", [q, k, v, keep], [0, 1, 2], scenario=scenario)
+        gradcheck_float64(sub, ctx, "causal_attention", [q, k, v, keep], [0, 1, 2], scenario=scenario)
 
 
-# ---------------------------------------------------------------------------------------------
-# lm_loss: tiny causal models, built inside the sandbox
-# ---------------------------------------------------------------------------------------------
+# -- lm_loss: tiny causal models, built inside the sandbox -----------------------------------------
 VOCAB = 7
 
-# The oracle as learner code (the failing inputs show it): row a of the embedding is the logits at a
-# position holding token a, 30 on the next token a % 6 + 1 (a pad, 0, is followed by 1) and 0 elsewhere.
+# The oracle as learner code (the failing inputs show it): row a of the embedding is the logits at a position holding
+# token a, 30 on the next token a % 6 + 1 (a pad, 0, is followed by 1) and 0 elsewhere. Causal (position t looks at x[:, t]
+# only), its loss is ~1e-12 when logits[:, t] are scored against x[:, t+1], ~30 per token against x[:, t] or a pad.
 ORACLE_CODE = "torch.nn.Embedding(7, 7, _weight=30.0 * torch.eye(7, dtype=torch.float64)[torch.arange(7) % 6 + 1])"
 
-
-def oracle_model():
-    """Knows the language (after token a comes a % 6 + 1): its loss is ~1e-12 when logits[:, t] are
-    scored against x[:, t+1], and ~30 per token when scored against x[:, t] or against a pad.
-    Causal: position t looks at x[:, t] only. The same model as ORACLE_CODE."""
-    return nn.Embedding(VOCAB, VOCAB, _weight=30.0 * torch.eye(VOCAB, dtype=torch.float64)[torch.arange(VOCAB) % (VOCAB - 1) + 1])
+# Logits of +-1e4 (as learner code): a position holding an odd token a has logits 1e4, 3 more on the next token a % 6 + 1; one
+# holding an even token has -1e4 (and 3 more on its next one). Each position's log-softmax is finite and O(1); one max over
+# every position (1e4 + 3) leaves the even positions' exponentials at exp(-2e4) = 0.
+FAR_APART_CODE = ("torch.nn.Embedding(7, 7, _weight=1e4 * (-1.0) ** (torch.arange(7, dtype=torch.float64) + 1)[:, None]"
+                  " + 3.0 * torch.eye(7, dtype=torch.float64)[torch.arange(7) % 6 + 1])")
+MODEL_CODE = {"oracle": ORACLE_CODE, "far_apart": FAR_APART_CODE}
 
 
 class TinyCausalModel(nn.Module):
@@ -621,13 +495,14 @@ class TinyCausalModel(nn.Module):
 
 
 def _model(model_kind, seed):
-    return oracle_model() if model_kind == "oracle" else TinyCausalModel(seed)
+    """The oracle and the model of +-1e4 logits are built from their code itself, the code their failing inputs show."""
+    return eval(MODEL_CODE[model_kind], {"torch": torch}) if model_kind in MODEL_CODE else TinyCausalModel(seed)
 
 
 def _lm_code(x, pad_id, model_kind, seed=0, gradients=False):
     """lm_loss on this input as learner code; with `gradients`, backward() too and the gradients last."""
-    if model_kind == "oracle":
-        model = f"model = {ORACLE_CODE}  # logit 30 on the next token"
+    if model_kind in MODEL_CODE:
+        model = f"model = {MODEL_CODE[model_kind]}  # {'logit 30 on the next token' if model_kind == 'oracle' else 'logits of +-1e4'}"
     else:
         model = f"model = TinyCausalModel({seed})  # a small random float64 causal model, defined in graders/causal-mask.py"
     call = str(Call("lm_loss", x, pad_id)).replace("lm_loss(", "lm_loss(model, ", 1)
@@ -640,9 +515,9 @@ def _lm_code(x, pad_id, model_kind, seed=0, gradients=False):
 def lm_loss_scenario(module, x, pad_id, model_kind, seed=0):
     """Observations only: the loss, whether backward() worked, and each parameter's gradient."""
     model = _model(model_kind, seed).to(x.device)
-    x_before = x.clone()
+    before = Snapshot(x=x)
     loss = module.lm_loss(model, x, pad_id)
-    seen = {"type": type(loss).__name__, "x_unchanged": bool(torch.equal(x.cpu(), x_before.cpu()))}
+    seen = {"type": type(loss).__name__, "changed": before.changed()}
     if not isinstance(loss, torch.Tensor):
         seen["value"] = loss if isinstance(loss, (int, float)) else None
         return seen
@@ -657,7 +532,7 @@ def lm_loss_scenario(module, x, pad_id, model_kind, seed=0):
     return seen
 
 
-def _loss_observed(seen, x, scenario, device, gradients):
+def _loss_observed(seen, x, pad_id, scenario, device, gradients):
     """The loss as a value, after the contract's rules: a scalar tensor that backpropagates, on the model's device,
     float64 like the model. `gradients` is the failing input to show when backward() raised."""
     if seen["type"] != "Tensor":
@@ -666,20 +541,25 @@ def _loss_observed(seen, x, scenario, device, gradients):
     if seen["value"].numel() != 1:
         fail(f"lm_loss ({scenario}): expected a scalar tensor, got shape {tuple(seen['value'].shape)}; average the"
              " per-token losses into one number")
-    if not seen["x_unchanged"]:
-        fail(f"lm_loss ({scenario}): x was modified in place; leave the caller's token ids unchanged")
+    fail_if_changed(seen["changed"], who="lm_loss", where=scenario, fix="leave the caller's token ids unchanged")
     with on_input(gradients):  # shown with backward() and the gradients, where the failure is
-        _backward_worked(seen, scenario)
+        _backward_worked(seen, scenario, no_targets=not bool((x[:, 1:] != pad_id).any()))
     assert_returns_like(seen["value"], x, what="loss", scenario=scenario, device=device)
     assert_keeps_precision(seen["value"], torch.float64, what="loss of a float64 model", scenario=scenario)
     return seen["value"].reshape(())
 
 
-def _backward_worked(seen, scenario):
+def _backward_worked(seen, scenario, no_targets):
+    """backward() on the loss worked; when it raised for a loss cut off from autograd, the hint says where that happens on this
+    input: the 0.0 of a batch without targets (a fresh tensor), or the computation itself."""
     error = seen["backward_error"]
     if error is not None:
-        why = (" The loss must be part of the autograd graph, the 0.0 included (a fresh torch.tensor(0.0) is not): e.g."
-               " divide the summed loss by the count of real targets clamped to at least 1." if "does not require grad" in error else "")
+        why = ""
+        if "does not require grad" in error:
+            why = (" The loss must be part of the autograd graph, the 0.0 included (a fresh torch.tensor(0.0) is not): e.g. divide the summed"
+                   " loss by the count of real targets clamped to at least 1." if no_targets else
+                   " The loss must be part of the autograd graph: compute it from the model's logits with torch operations (no .item(),"
+                   " .detach(), torch.tensor(...) of a value, or torch.no_grad() on the way).")
         fail(f"lm_loss ({scenario}): loss.backward() raised: {error}.{why}")
 
 
@@ -704,6 +584,12 @@ def _lm_variants(x, pad_id, model_kind, seed):
     yield ("Your loss equals the mean of each row's mean: average over the real targets of all rows together, each"
            " target weighing the same whatever its row's length.",
            float(((per_token * real).sum(dim=1) / real.sum(dim=1).clamp(min=1)).mean()) if per_token.numel() else float("nan"))
+    shifted = logits[:, :-1] - logits[:, :-1].amax() if per_token.numel() else logits[:, :-1]
+    log_probs = shifted - shifted.exp().sum(dim=-1, keepdim=True).log()
+    yield ("Your loss equals the one of a log-softmax written out with one max over every position (logits - logits.max()): a position"
+           " whose logits all lie far below that max gets log(0) (here every position after an even token). Subtract each position's own max"
+           " (amax(dim=-1, keepdim=True)), or use F.cross_entropy / torch.logsumexp.",
+           float(-(log_probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1) * real).sum() / real.sum().clamp(min=1)))
 
 
 def _loss_hint(got, want, x, pad_id, model_kind, seed=0):
@@ -715,10 +601,10 @@ def _loss_hint(got, want, x, pad_id, model_kind, seed=0):
                     " ignore_index does this). The contract asks for 0.0: divide the summed loss by the number of real"
                     " targets clamped to at least 1.")
         return ""
-    matching = [hint for hint, value in _lm_variants(x, pad_id, model_kind, seed)
-                if abs(value - want) > 1e-6 * max(1.0, abs(want)) and abs(got - value) <= 1e-6 * max(1.0, abs(value))]
-    if matching:
-        return " Equally possible on this input: ".join(matching)  # two mistakes can give the same number on a small input
+    known = mistake_hint(got, _lm_variants(x, pad_id, model_kind, seed), say="{}", join=JOIN,
+                         same=lambda a, b: a == b or abs(a - b) <= 1e-6 * max(1.0, abs(b)), is_right=lambda value: not abs(value - want) > 1e-6 * max(1.0, abs(want)))
+    if known:
+        return known
     if model_kind == "oracle" and got > 1.0:
         return (f"The oracle puts logit 30 on the true next token, so each target costs ~1e-12 when it is x[:, t+1] and ~30"
                 f" otherwise: your {got:.3g} means about {min(got / 30, 1):.0%} of what you average are not next tokens,"
@@ -730,13 +616,10 @@ def _judge_loss(sub, ctx, x, pad_id, model_kind, scenario, seed=0):
     """The learner's loss against the reference's (with a hint from its value); returns both observations."""
     seen = sub.run(lm_loss_scenario, x, pad_id, model_kind, seed=seed)
     want = ctx.run_reference(lm_loss_scenario, x, pad_id, model_kind, seed=seed)
-    got = _loss_observed(seen, x, scenario, ctx.device, _lm_code(x, pad_id, model_kind, seed, gradients=True))
+    got = _loss_observed(seen, x, pad_id, scenario, ctx.device, _lm_code(x, pad_id, model_kind, seed, gradients=True))
     tolerance = {"atol": 1e-6, "rtol": 0.0} if model_kind == "oracle" else {"atol": 1e-12, "rtol": 0.0} if float(want["value"]) == 0 else {"dtype": torch.float64}
-    try:
+    with explained(partial(_loss_hint, got, want["value"], x, pad_id, model_kind, seed)):
         assert_close(got, want["value"], what="loss", scenario=scenario, **tolerance)
-    except CheckFailed as failure:
-        _explain(failure, partial(_loss_hint, got, want["value"], x, pad_id, model_kind, seed))
-        raise
     return seen, want
 
 
@@ -780,7 +663,16 @@ def lm_pad_targets(sub, ctx):
                 assert_close(got_grad, want_grad, what=f"gradient of the loss w.r.t. {name}", scenario=scenario, dtype=torch.float64)
 
 
-@check("lm_loss: no targets (all pads, or T = 1) give a 0.0 that backpropagates", devices=("cpu", "cuda"), uses=LOSS)
+@check("lm_loss: logits of +-1e4 give the exact loss (each position's log-softmax stable on its own)", devices=("cpu", "cuda"), uses=LOSS)
+def lm_far_apart_logits(sub, ctx):
+    # Odd and even tokens alternate, so the positions' largest logits alternate between 1e4 and -1e4; the second case pads with 2.
+    for x, pad_id in ((torch.tensor([[1, 2, 3]]), 0), (torch.tensor([[1, 2, 3, 4, 5, 6], [4, 5, 6, 1, 2, 2]]), 2)):
+        scenario = f"vocabulary {VOCAB}, pad_id {pad_id}, x = {x.tolist()}, a float64 model whose logits are +1e4 after odd tokens and -1e4 after even ones; {ctx.device}"
+        _judge_loss(sub, ctx, x, pad_id, "far_apart", scenario)
+
+
+@check("lm_loss: no targets (all pads, or T = 1) give a 0.0 that backpropagates", devices=("cpu", "cuda"), uses=LOSS,
+       edge="T = 1 has no targets (0.0). Returns a scalar tensor that backpropagates to the model's parameters, the 0.0 included.")
 def lm_no_targets(sub, ctx):
     cases = [  # small to large
         (torch.tensor([[4], [1], [6]]), 0, "T = 1, x shape (3, 1), pad_id 0, nothing to predict"),

@@ -1,14 +1,8 @@
 """Grader for `gqa-attention`: grouped-query attention, and the size of a KV cache.
 
-Expected outputs come from torch's own F.scaled_dot_product_attention(enable_gqa=True) in float64 on
-the CPU (is_causal=True for the causal cases, graded with T == S only, as the contract says), the
-same kernel that grouped-query models call; for Hkv = Hq it is checked against plain multi-head
-SDPA, and for Hkv = 1 against SDPA over one key-value head broadcast to every query head.
-
-Hints follow the evidence: a wrong output is compared with what each known mistake gives on the same
-input (another head grouping, another scale, the softmax over the other axis, another mask, a float32
-softmax); a hint is given only when the output equals one of them, or its error has the size a float32
-softmax leaves on float64 inputs. kv_cache_bytes is compared exactly, as an int.
+Expected outputs come from F.scaled_dot_product_attention(enable_gqa=True) in float64 on the CPU (is_causal=True for the
+causal cases, graded with T == S only); for Hkv = Hq it is checked against plain multi-head SDPA, for Hkv = 1 against SDPA
+over one key-value head broadcast to every query head. kv_cache_bytes is compared exactly, as an int.
 """
 
 from functools import partial
@@ -17,169 +11,114 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from mlprep.grading import (Call, CheckFailed, GraderDefect, assert_close, assert_keeps_precision, assert_returns_like, assert_shape, check,
-                            fail, gradcheck_float64, inputs_unchanged, invariance_probe, scenario, shrink_on_failure, tolerance_for)
+from mlprep.grading import (GraderDefect, as_float, as_int, assert_close, check, dtype_name, expect_raises, explained, fail, gradcheck_float64,
+                            mistake_hint, raised_by, shrink_on_failure, tolerance_for)
+from mlprep.grading.attention import (JOIN, SHIFT_MISTAKES, attend, attention_output, causality_probe, f64, far_apart, float32_hint, known_mistake, normal,
+                                      small_values, tensors)
 
 DEVICES = ("cpu", "cuda")
 ATTENTION, CACHE = ("gqa",), ("kv_cache_bytes",)
 
 
-# ---------------------------------------------------------------------------------------------
-# Expectations and known mistakes (judge side, float64 on the CPU)
-# ---------------------------------------------------------------------------------------------
-def _f64(*tensors):
-    return tuple(t.detach().cpu().double() for t in tensors)
-
-
+# -- Expectations and known mistakes (judge side, float64 on the CPU) ------------------------------
 def _expected(q, k, v, causal=False):
-    q, k, v = _f64(q, k, v)
+    q, k, v = f64(q, k, v)
     return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
 
 
-def _attend(q, k, v, causal=False, *, grouping="interleave", scale=None, dim=-1, mask=None, float32_softmax=False):
-    """Attention as a mistaken implementation computes it (float64, on the CPU). mask: "tril", "triu", "strict"
-    (tril without the diagonal) or "none"; by default "tril" when causal, else "none"."""
-    q, k, v = _f64(q, k, v)
+def _attend(q, k, v, causal=False, *, grouping="interleave", mask=None, **mistake):
+    """Attention as a mistaken implementation computes it: the kv heads tiled (grouping "tile": query head h uses kv head
+    h % Hkv), another mask ("tril", "triu", "strict" = tril without the diagonal, "none"; by default "tril" when causal),
+    or one of attend's mistakes (scale, dim, float32_softmax)."""
     group = q.shape[1] // k.shape[1]
-    if grouping == "interleave":
-        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
-    else:  # tiled: query head h uses kv head h % Hkv
-        k, v = k.repeat(1, group, 1, 1), v.repeat(1, group, 1, 1)
-    scores = (q @ k.transpose(-2, -1)) * (q.shape[-1] ** -0.5 if scale is None else scale)
-    T, S = scores.shape[-2:]
+    k, v = (t.repeat_interleave(group, dim=1) if grouping == "interleave" else t.repeat(1, group, 1, 1) for t in f64(k, v))
+    ones = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool)
     mask = mask or ("tril" if causal else "none")
-    if mask != "none":
-        ones = torch.ones(T, S, dtype=torch.bool)
-        allowed = {"tril": ones.tril(), "triu": ones.triu(), "strict": ones.tril(-1)}[mask]
-        scores = scores.masked_fill(~allowed, float("-inf"))
-    weights = scores.float().softmax(dim).double() if float32_softmax else scores.softmax(dim)
-    return weights @ v
+    return attend(q, k, v, None if mask == "none" else {"tril": ones.tril(), "triu": ones.triu(), "strict": ones.tril(-1)}[mask], **mistake)
 
 
 def _mistakes(q, k, v, causal):
     """(hint, output) of each known mistake, computed lazily."""
     d, n_q, n_kv = q.shape[-1], q.shape[1], k.shape[1]
-    attend = partial(_attend, q, k, v, causal)
+    variant = partial(_attend, q, k, v, causal)
     yield (f"Your output is what query head h attending with key-value head h % Hkv gives (k.repeat, or an expand and reshape"
            f" that tiles the {n_kv} kv heads {n_q // n_kv} times over): consecutive query heads share a kv head, h // (Hq // Hkv);"
            " use k.repeat_interleave(Hq // Hkv, dim=1) (as F.scaled_dot_product_attention(enable_gqa=True) does).",
-           lambda: attend(grouping="tile"))
-    yield ("Your output is what scores without the 1 / sqrt(d) scale give: use q k^T / sqrt(d).", lambda: attend(scale=1.0))
-    yield (f"Your output is what scores divided by d = {d} instead of sqrt(d) give: use q k^T / sqrt(d).", lambda: attend(scale=1.0 / d))
+           lambda: variant(grouping="tile"))
+    yield ("Your output is what scores without the 1 / sqrt(d) scale give: use q k^T / sqrt(d).", lambda: variant(scale=1.0))
+    yield (f"Your output is what scores divided by d = {d} instead of sqrt(d) give: use q k^T / sqrt(d).", lambda: variant(scale=1.0 / d))
     yield ("Your output is what a softmax over the query axis (dim=-2) gives: normalise each query's scores over the keys, the"
-           " last axis (dim=-1).", lambda: attend(dim=-2))
+           " last axis (dim=-1).", lambda: variant(dim=-2))
     if causal:
         yield ("Your output is what a mask keeping the upper triangle (triu) gives, the future: query t sees keys 0..t (tril).",
-               lambda: attend(mask="triu"))
+               lambda: variant(mask="triu"))
         yield ("Your output is what a mask without the diagonal (tril(diagonal=-1)) gives: query t sees keys 0..t, itself included.",
-               lambda: attend(mask="strict"))
-        yield "Your output is what attention without any mask gives: with causal=True, query t sees keys 0..t only.", lambda: attend(mask="none")
+               lambda: variant(mask="strict"))
+        yield "Your output is what attention without any mask gives: with causal=True, query t sees keys 0..t only.", lambda: variant(mask="none")
     elif q.shape[-2] > 1:
         yield ("Your output is what a causal mask gives, but causal is False here (the default): every query sees every key.",
-               lambda: attend(mask="tril"))
+               lambda: variant(mask="tril"))
+    for shift, hint in SHIFT_MISTAKES.items():
+        yield hint, partial(variant, shift=shift)
 
 
 def _diagnose(got, q, k, v, causal):
     """A hint from the evidence: the known mistake whose output `got` equals, or float32-sized errors on float64 inputs; else ""."""
-    got = torch.as_tensor(got).detach().cpu().double()
     want = _expected(q, k, v, causal)
     rtol, atol = (10 * t for t in tolerance_for(q.dtype))
-    matching = []
-    for hint, variant in _mistakes(q, k, v, causal):
-        variant = variant()
-        if not torch.allclose(variant, want, rtol=rtol, atol=atol, equal_nan=True) and torch.allclose(got, variant, rtol=rtol, atol=atol):
-            matching.append(hint)
-    if matching:
-        return " Equally possible on this input: ".join(matching)
-    if q.dtype == torch.float64 and bool(got.isfinite().all()):
-        error = (got - want).abs().max().item()
-        float32_error = (_attend(q, k, v, causal, float32_softmax=True) - want).abs().max().item()
-        if float32_error > 1e-9 and float32_error / 10 <= error <= 10 * float32_error:
-            return (f"Your output is off by {error:.2g}, the size of error a float32 softmax gives on these float64 inputs"
-                    f" ({float32_error:.2g}): keep the scores and the softmax in float64 (look for .float() or a float32 constant).")
-    return ""
+    return (known_mistake(got, _mistakes(q, k, v, causal), want, rtol=rtol, atol=atol)
+            or float32_hint(got, want, lambda: _attend(q, k, v, causal, float32_softmax=True), q.dtype))
 
 
-def _explain(failure, hint):
-    earlier = failure.explain
-    failure.explain = lambda: " ".join(h for h in ((earlier() if earlier else ""), hint()) if h)
-
-
-# ---------------------------------------------------------------------------------------------
-# Calling and judging gqa
-# ---------------------------------------------------------------------------------------------
+# -- Calling and judging gqa -----------------------------------------------------------------------
 def _qkv(rng, B, n_q, n_kv, T, S, d, dtype=torch.float64):
-    # Multiples of 1/8: exact in every dtype, and short when a failing input is shown.
-    draw = lambda *shape: torch.from_numpy(np.round(8 * rng.standard_normal(shape)) / 8 + 0.0).to(dtype)  # noqa: E731
-    return draw(B, n_q, T, d), draw(B, n_kv, S, d), draw(B, n_kv, S, d)
+    return normal(rng, (B, n_q, T, d), (B, n_kv, S, d), (B, n_kv, S, d), dtype=dtype, per=8)
 
 
 def _describe(q, k, causal, device, extra=""):
     n_q, n_kv = q.shape[1], k.shape[1]
     kind = "multi-head" if n_q == n_kv else "multi-query" if n_kv == 1 else f"groups of {n_q // n_kv}"
-    return (f"{str(q.dtype).removeprefix('torch.')}, q {tuple(q.shape)}, k and v {tuple(k.shape)}: Hq = {n_q}, Hkv = {n_kv} ({kind}),"
-            f" causal={causal}{extra}, {device}")
-
-
-def _output(sub, q, k, v, causal, scenario):
-    """gqa's output: a tensor on the inputs' device, of q's shape, at least as precise, inputs left unchanged.
-    causal=False is passed by leaving it out (the default)."""
-    kwargs = {"causal": True} if causal else {}
-    got = inputs_unchanged(sub, "gqa", q, k, v, scenario=scenario, **kwargs)
-    assert_returns_like(got, q, what="gqa output", scenario=scenario, device=sub.device)
-    assert_shape(got, tuple(q.shape), what="gqa output (B, Hq, T, d)", scenario=scenario)
-    assert_keeps_precision(got, q.dtype, what="gqa output", scenario=scenario)
-    return got
+    return f"{dtype_name(q.dtype)}, q {tuple(q.shape)}, k and v {tuple(k.shape)}: Hq = {n_q}, Hkv = {n_kv} ({kind}), causal={causal}{extra}, {device}"
 
 
 def _judge(sub, q, k, v, causal, scenario, want=None):
-    got = _output(sub, q, k, v, causal, scenario)
-    try:
+    """gqa's output after the common rules (causal=False is passed by leaving it out), against SDPA or `want`."""
+    got = attention_output(sub, "gqa", q, k, v, what="gqa output", shape=q.shape, layout="(B, Hq, T, d)", scenario=scenario,
+                           **({"causal": True} if causal else {}))
+    with explained(partial(_diagnose, got, q, k, v, causal)):
         assert_close(got, _expected(q, k, v, causal) if want is None else want, what="gqa output", scenario=scenario, dtype=q.dtype)
-    except CheckFailed as failure:
-        _explain(failure, partial(_diagnose, got, q, k, v, causal))
-        raise
-
-
-def _tensors(q, k, v, dtype=torch.float64):
-    return tuple(torch.tensor(x, dtype=dtype) for x in (q, k, v))
 
 
 # B = 1, Hq = 4, Hkv = 2, T = 2, S = 3, d = 2: exact numbers, shown in full when a check fails. The two kv
 # heads differ, so query heads 1 and 2 tell the grouping h // 2 from h % 2.
-TINY = _tensors([[[[1.0, 0.5], [-0.5, 1.5]], [[0.25, -1.0], [1.0, 1.0]], [[-1.5, 0.5], [0.5, -0.25]], [[2.0, -0.5], [0.0, 1.0]]]],
-                [[[[1.0, -1.0], [0.5, 0.5], [-1.0, 2.0]], [[-0.5, 1.5], [2.0, 0.25], [0.75, -1.25]]]],
-                [[[[1.0, 2.0], [-1.0, 0.5], [0.25, -1.5]], [[3.0, -2.0], [0.5, 1.0], [-0.75, 0.25]]]])
+TINY = tensors([[[[1.0, 0.5], [-0.5, 1.5]], [[0.25, -1.0], [1.0, 1.0]], [[-1.5, 0.5], [0.5, -0.25]], [[2.0, -0.5], [0.0, 1.0]]]],
+               [[[[1.0, -1.0], [0.5, 0.5], [-1.0, 2.0]], [[-0.5, 1.5], [2.0, 0.25], [0.75, -1.25]]]],
+               [[[[1.0, 2.0], [-1.0, 0.5], [0.25, -1.5]], [[3.0, -2.0], [0.5, 1.0], [-0.75, 0.25]]]])
 # B = 1, Hq = 2, Hkv = 1, T = S = 3, d = 2, for the causal mask.
-TINY_CAUSAL = _tensors([[[[1.0, 0.5], [-0.5, 1.5], [2.0, -1.0]], [[0.25, -1.0], [1.0, 1.0], [-1.5, 0.5]]]],
-                       [[[[1.0, -1.0], [0.5, 0.5], [-1.0, 2.0]]]], [[[[1.0, 2.0], [-1.0, 0.5], [0.25, -1.5]]]])
+TINY_CAUSAL = tensors([[[[1.0, 0.5], [-0.5, 1.5], [2.0, -1.0]], [[0.25, -1.0], [1.0, 1.0], [-1.5, 0.5]]]],
+                      [[[[1.0, -1.0], [0.5, 0.5], [-1.0, 2.0]]]], [[[[1.0, 2.0], [-1.0, 0.5], [0.25, -1.5]]]])
 
 
 def _small_cases():
-    """Hypothesis strategy for shrinking: (B, Hkv, G, T, S, d, causal, q, k, v) with small integer values."""
+    """Hypothesis strategy for shrinking: ((B, Hkv, G, T, S, d, causal), (q, k, v)) with small integer values."""
     from hypothesis import strategies as st
 
     def of_shape(shape):
         B, n_kv, group, T, S, d, causal = shape
         S = T if causal else S
-        numbers = lambda n: st.lists(st.integers(-2, 2).map(float), min_size=n, max_size=n)  # noqa: E731
-        return st.tuples(st.just((B, n_kv, group, T, S, d, causal)), numbers(B * n_kv * group * T * d), numbers(B * n_kv * S * d),
-                         numbers(B * n_kv * S * d))
+        return st.tuples(st.just((B, n_kv, group, T, S, d, causal)), small_values(B * n_kv * group * T * d, B * n_kv * S * d, B * n_kv * S * d))
 
-    return st.tuples(st.integers(1, 2), st.integers(1, 3), st.integers(1, 3), st.integers(1, 3), st.integers(1, 3), st.integers(1, 2),
-                     st.booleans()).flatmap(of_shape)
+    return st.tuples(*(st.integers(1, hi) for hi in (2, 3, 3, 3, 3, 2)), st.booleans()).flatmap(of_shape)
 
 
 def _verify_small(sub, case):
-    (B, n_kv, group, T, S, d, causal), q, k, v = case
+    (B, n_kv, group, T, S, d, causal), (q, k, v) = case
     q = torch.tensor(q, dtype=torch.float64).reshape(B, n_kv * group, T, d)
     k, v = (torch.tensor(x, dtype=torch.float64).reshape(B, n_kv, S, d) for x in (k, v))
     _judge(sub, q, k, v, causal, _describe(q, k, causal, sub.device))
 
 
-# ---------------------------------------------------------------------------------------------
-# Checks
-# ---------------------------------------------------------------------------------------------
+# -- Checks ----------------------------------------------------------------------------------------
 @check("matches F.scaled_dot_product_attention(enable_gqa=True)", devices=DEVICES, uses=ATTENTION)
 def matches_sdpa(sub, ctx):
     rng = ctx.rng(1)
@@ -212,57 +151,61 @@ def causal_mask(sub, ctx):
 
 
 @check("causal=True: the keys and values at position j change no output before j", uses=ATTENTION)
-def causality_probe(sub, ctx):
+def causality_probe_check(sub, ctx):
     rng = ctx.rng(4)
     for (q, k, v), j in ((TINY_CAUSAL, 1), (_qkv(rng, 2, 6, 3, 6, 6, 4), 3)):
         k2, v2 = k.clone(), v.clone()
         k2[:, :, j:] += 10.0
         v2[:, :, j:] -= 10.0
-        scenario = _describe(q, k, True, ctx.device, extra=f"; k and v at positions {j}.. moved by +-10")
-        invariance_probe(sub, "gqa", (q, k, v), (q, k2, v2), kwargs={"causal": True}, shape=tuple(q.shape), scenario=scenario,
-                         graded=lambda out, j=j: torch.as_tensor(out)[:, :, :j], what=f"outputs at queries 0..{j - 1}",
-                         hint="An earlier query moved when only later keys and values changed, so it gives them weight: mask the"
-                         " scores of keys after the query with -inf before the softmax (tril keeps keys 0..t).")
+        causality_probe(sub, "gqa", (q, k, v), (q, k2, v2), j, kwargs={"causal": True}, shape=q.shape, what=f"outputs at queries 0..{j - 1}",
+                        scenario=_describe(q, k, True, ctx.device, extra=f"; k and v at positions {j}.. moved by +-10"),
+                        moved_by_v=("Changing only v at positions {j}.. moves them as well, so later keys get weight from earlier queries: mask the"
+                                    " scores of keys after the query with -inf before the softmax (tril keeps keys 0..t)."),
+                        moved_by_k=("Changing only v at positions {j}.. leaves them unchanged, but changing k moves them: later keys get no weight,"
+                                    " yet their scores still enter the softmax's normalisation, as when the weights are masked after the softmax."
+                                    " Mask the scores with -inf before the softmax."))
+
+
+@check("every query's softmax is stable on its own: scores near +900 in some rows and -900 in others", devices=DEVICES, uses=ATTENTION)
+def far_apart_rows(sub, ctx):
+    cases = [  # small to large: query head 0 near +900, head 1 near -900; then queries, heads, groups and rows of either sign, mixed
+        (torch.float64, [[[1], [-1]]], 1, False),
+        (torch.float32, [[[1, 1, 1], [-1, -1, -1], [1, -1, 1], [-1, 1, -1]], [[-1, -1, -1], [1, 1, 1], [-1, 1, 1], [1, -1, -1]]], 2, True),
+        (torch.float64, [[[1, 1, 1], [-1, -1, -1], [1, -1, 1], [-1, 1, -1]], [[-1, -1, -1], [1, 1, 1], [-1, 1, 1], [1, -1, -1]]], 2, False),
+    ]
+    for dtype, signs, n_kv, causal in cases:
+        q, k, v = far_apart(signs, dtype=dtype, kv_heads=n_kv)
+        _judge(sub, q, k, v, causal, _describe(q, k, causal, ctx.device, extra=", d = 1, scores q.k of about +900 in some query rows and -900 in others"))
 
 
 @check("float64 inputs are computed in float64", devices=DEVICES, uses=ATTENTION)
 def float64_precision(sub, ctx):
     # q.k / sqrt(2) is about 7071 for every pair and the pairs differ by O(1): float32 spaces numbers of that size
     # 2^-11 = 4.9e-4 apart, so a float32 softmax moves the weights by ~1e-4; float64 is exact to ~1e-12.
-    q, k, v = _tensors([[[[100.0, 1.5], [100.0, -0.75], [100.0, 2.25]], [[100.0, -1.0], [100.0, 0.5], [100.0, 1.25]]]],
-                       [[[[100.0, 0.5], [100.0, -1.25], [100.0, 1.75]]]], [[[[1.0, -2.0], [0.5, 3.0], [-1.5, 0.25]]]])
+    q, k, v = tensors([[[[100.0, 1.5], [100.0, -0.75], [100.0, 2.25]], [[100.0, -1.0], [100.0, 0.5], [100.0, 1.25]]]],
+                      [[[[100.0, 0.5], [100.0, -1.25], [100.0, 1.75]]]], [[[[1.0, -2.0], [0.5, 3.0], [-1.5, 0.25]]]])
     for causal in (False, True):
         _judge(sub, q, k, v, causal, _describe(q, k, causal, ctx.device, extra=", scaled scores of about 7071 that differ by O(1)"))
 
 
-@scenario(repro=lambda interface, shape_q, shape_kv: Call.code(
-    f"q = torch.randn{shape_q}\nk = torch.randn{shape_kv}\nv = torch.randn{shape_kv}\ngqa(q, k, v)  # expected: ValueError"))
-def gqa_on_bad_heads(module, shape_q, shape_kv):
-    """What gqa does when Hkv does not divide Hq: {"raised": the exception's type name or None, ...}."""
-    generator = torch.Generator().manual_seed(0)
-    q, k, v = (torch.randn(shape, generator=generator) for shape in (shape_q, shape_kv, shape_kv))
-    try:
-        result = module.gqa(q, k, v)
-    except ValueError as exc:
-        return {"raised": "ValueError", "message": str(exc)[:200]}
-    except Exception as exc:  # named for the judge, so its message can say what was raised instead
-        return {"raised": type(exc).__name__, "message": str(exc)[:200]}
-    return {"raised": None, "result": result}
+# What raising something else shows: an assert (the right check, the wrong exception), a shape error further on (no check at all), or
+# another exception raised on purpose.
+RAISED_HINTS = {"AssertionError": "an assert is the right check with the wrong exception (and python -O skips it): raise ValueError instead",
+                "RuntimeError": ("check q.shape[1] % k.shape[1] first and raise ValueError with a clear message (Hq // Hkv silently rounds down, and"
+                                 " the shapes clash further on)")}
+RAISED_HINTS["IndexError"] = RAISED_HINTS["RuntimeError"]
 
 
-@check("Hq not a multiple of Hkv raises ValueError", uses=ATTENTION)
+@check("Hq not a multiple of Hkv raises ValueError", uses=ATTENTION,
+       edge="If Hq is not a multiple of Hkv (Hq % Hkv != 0, e.g. 6 query heads over 4 key-value heads, or 2 over 4), raise ValueError.")
 def indivisible_heads(sub, ctx):
+    rng = ctx.rng(6)
     for n_q, n_kv in ((3, 2), (6, 4), (2, 4)):
-        shape_q, shape_kv = (1, n_q, 2, 4), (1, n_kv, 2, 4)
-        outcome = sub.run(gqa_on_bad_heads, shape_q, shape_kv)
-        raised = outcome.get("raised") if isinstance(outcome, dict) else None
-        what = f"Hq = {n_q} query heads, Hkv = {n_kv} key-value heads ({n_q} % {n_kv} = {n_q % n_kv})"
-        if raised == "ValueError":
-            continue
-        if raised:
-            fail(f"{what}: expected gqa to raise ValueError, but it raised {raised}: {outcome.get('message')}. Check"
-                 " q.shape[1] % k.shape[1] first and raise ValueError with a clear message (Hq // Hkv silently rounds down).")
-        fail(f"{what}: expected gqa to raise ValueError, but it returned a result; the heads cannot be split into equal groups.")
+        record = sub.run(raised_by, "gqa", *_qkv(rng, 1, n_q, n_kv, 2, 2, 4))
+        raised = record.get("raised") if isinstance(record, dict) else None
+        expect_raises(record, "ValueError", what=f"gqa with Hq = {n_q} query heads, Hkv = {n_kv} key-value heads ({n_q} % {n_kv} = {n_q % n_kv})",
+                      raised_hint=RAISED_HINTS.get(raised, "the check is there but raises another type: raise ValueError (or a subclass of it)"),
+                      returned_hint="the heads cannot be split into equal groups")
 
 
 @check("gradients match autograd.gradcheck in float64", devices=DEVICES, uses=ATTENTION)
@@ -274,9 +217,7 @@ def gradients(sub, ctx):
         gradcheck_float64(sub, ctx, "gqa", [q, k, v], [0, 1, 2], scenario=scenario, kwargs={"causal": True} if causal else None)
 
 
-# ---------------------------------------------------------------------------------------------
-# kv_cache_bytes
-# ---------------------------------------------------------------------------------------------
+# -- kv_cache_bytes --------------------------------------------------------------------------------
 CACHE_CASES = [  # (what, batch, seq_len, n_layers, n_kv_heads, head_dim, bytes_per_elem), small to large
     ("one token, one layer, one kv head of size 1, 1 byte per number", 1, 1, 1, 1, 1, 1),
     ("distinct primes, so that a missing or repeated factor shows", 3, 5, 7, 11, 13, 17),
@@ -287,25 +228,24 @@ CACHE_CASES = [  # (what, batch, seq_len, n_layers, n_kv_heads, head_dim, bytes_
 CACHE_ARGS = ("batch", "seq_len", "n_layers", "n_kv_heads", "head_dim", "bytes_per_elem")
 
 
-def _cache_hint(got, want, args):
-    known = [(want // 2, "Yours is exactly half: the cache holds both K and V for every token, layer and kv head (a factor 2)."),
-             (want // args[5], "Yours is the number of cached elements, not bytes: multiply by bytes_per_elem.")]
-    return " Equally possible on this input: ".join(words for value, words in known if got == value != want)
-
-
 @check("kv_cache_bytes = 2 (K and V) x batch x seq_len x n_layers x n_kv_heads x head_dim x bytes_per_elem", uses=CACHE)
 def cache_size(sub, ctx):
     for what, *args in CACHE_CASES:
         want = 2 * int(np.prod(args, dtype=object))
         got = sub.call("kv_cache_bytes", *args)
-        is_int = isinstance(got, (int, np.integer)) and not isinstance(got, (bool, np.bool_))
-        is_int_tensor = isinstance(got, torch.Tensor) and got.numel() == 1 and not got.is_floating_point() and got.dtype != torch.bool
-        if not (is_int or is_int_tensor):
-            kind = f"{type(got).__name__} {got!r}" if isinstance(got, (int, float)) else f"a {type(got).__name__}"
-            fail(f"kv_cache_bytes ({what}): expected the int {want}, got {kind}; a size in bytes is a whole number: keep the"
-                 " arithmetic in ints (no /, no float constants such as 2.0).", expected=want)
-        got = int(got)
+        got = got if isinstance(got, int) and not isinstance(got, bool) else as_float(got, what=f"kv_cache_bytes ({what})")  # the type: cache_is_an_int
         if got != want:
+            known = {"Yours is exactly half: the cache holds both K and V for every token, layer and kv head (a factor 2).": want // 2,
+                     "Yours is the number of cached elements, not bytes: multiply by bytes_per_elem.": want // args[5]}
             setting = ", ".join(f"{name}={value}" for name, value in zip(CACHE_ARGS, args))
-            fail(f"kv_cache_bytes ({what}; {setting}): expected {want:,} bytes, got {got:,}. {_cache_hint(got, want, args)}".strip(),
-                 expected=want, got=got)
+            fail(f"kv_cache_bytes ({what}; {setting}): expected {want:,} bytes, got {got:,}. {mistake_hint(got, known, want=want, rtol=0, atol=0, say='{}', join=JOIN)}"
+                 .strip(), expected=want, got=got)
+
+
+@check("kv_cache_bytes returns an int", uses=CACHE,
+       edge="It must be an int (a Python int; a NumPy integer or an integer 0-d tensor is accepted too), exact: no float arithmetic on the way"
+            " (settled here: a float such as 1.34e9 is rejected).")
+def cache_is_an_int(sub, ctx):
+    for what, *args in CACHE_CASES:
+        as_int(sub.call("kv_cache_bytes", *args), what=f"kv_cache_bytes ({what})",
+               hint="A size in bytes is a whole number: keep the arithmetic in ints (no /, no float constants such as 2.0).")

@@ -1,26 +1,13 @@
 """Checks for `linear-attention`: kernelised attention with phi = elu + 1, O(T) memory.
 
-Expectations are the quadratic kernel form computed here in float64 (`kernel_form`): the (T, T)
-matrix A = phi(q) phi(k)^T, lower-triangular (diagonal included) when causal, each row divided by
-its sum. The contract allows a normaliser eps up to 1e-5, so a value is compared with the nearest
-point of the interval between the result without eps and the result with eps = 1e-5 (`_judge`),
-at the dtype's tolerance: float32 at torch.testing's float32 defaults, float64 at float64's.
-
-Memory is measured from outside Python's allocator. On the CPU the scenario `capped_call` lowers the
-sandbox's soft address-space limit (RLIMIT_AS) to 3 GiB above what the process has mapped just
-before the call and restores it afterwards, so a call that needs the (T, T) matrix (16 GiB at
-T = 65536) fails to allocate; the exercise's memory_mb is set above that, so the sandbox's own cap
-never binds first. On CUDA (where the sandbox sets no cap) it reads torch.cuda's peak allocation.
-"Memory grows linearly in T" is measured too (growth_check): the peak at T = 8192 and at T = 65536
-(measure_peak_memory: the peak resident set on the CPU, torch.cuda's peak allocation on CUDA), whose
-growth may be at most 3x the reference's measured in the same run: linear memory grows about 8x, the
-(T, T) matrix 64x (it runs out of memory at 65536 here). Calibration (the learner's sandbox after the
-grade's earlier checks, the reference's fresh): the correct solutions' growths came to 0.18-1.3x the
-reference's; the most, 1.3x, is the Python loop over T, whose many small tensors partly reuse memory
-Python's allocator kept at T = 8192.
-
-Hints follow the evidence: a wrong output is compared with what the known mistakes give on the same
-input (`_mistakes`), or with the size of error a float32 computation makes on float64 inputs.
+Expectations are the quadratic kernel form computed here in float64 (`kernel_form`); the contract allows a normaliser
+eps up to 1e-5, so a value is compared with the nearest point between the result without eps and with eps = 1e-5, at the
+dtype's tolerance. Memory is measured from outside Python's allocator: on the CPU `capped_call` lowers the sandbox's soft
+address-space limit (RLIMIT_AS) to 3 GiB above what the process has mapped just before the call (the exercise's
+memory_mb is set above that, so the sandbox's own cap never binds first); on CUDA it reads torch.cuda's peak allocation.
+The growth check's bound, 3x the reference's growth from T = 8192 to 65536 in the same run (linear memory grows about 8x,
+the (T, T) matrix 64x), was calibrated on the correct solutions: they grew 0.18-1.3x the reference's, the most (1.3x)
+the Python loop over T, whose small tensors partly reuse memory Python's allocator kept at T = 8192.
 """
 
 import re
@@ -30,26 +17,25 @@ from functools import partial
 import torch
 import torch.nn.functional as F
 
-from mlprep.grading import (Call, CheckFailed, assert_close, assert_keeps_precision, assert_returns_like, assert_shape, check,
-                            fail, gradcheck_float64, growth_check, inputs_unchanged, invariance_probe, measure_peak_memory, scenario,
-                            shrink_on_failure, value_and_grad)
+from mlprep.grading import (Call, Snapshot, assert_close, assert_returns_like, check, control_value, dtype_name, explained, fail, fail_if_changed,
+                            gradcheck_float64, growth_check, measure_peak_memory, same_values, scenario, shrink_on_failure, sized, value_and_grad)
+from mlprep.grading.attention import attention_output, causality_probe, f64, float32_hint, known_mistake, normal, small_values, tensors
 
 MAX_EPS = 1e-5  # the largest normaliser eps the contract allows
 BIG_T, BIG_D = 65536, 16  # the memory case: (T, T) float32 scores alone need 16 GiB
 EXTRA_BYTES = 3 * 2**30
 ROWS = [0, 1, 2, 3, 1000, 30000, 65532, 65533, 65534, 65535]  # rows of the large case compared with the judge
+EPS_NOTE = f"(The expected values allow a normaliser eps from 0 to {MAX_EPS:g}.)"
 
 
-# ---------------------------------------------------------------------------------------------
-# Expectations (judge side)
-# ---------------------------------------------------------------------------------------------
+# -- Expectations (judge side) ---------------------------------------------------------------------
 def phi(x):
     return F.elu(x) + 1.0
 
 
 def kernel_form(q, k, v, causal, eps=0.0, *, feature=phi, q_scale=1.0, normalise=True, diagonal=0, den_causal=None):
     """The quadratic kernel form in float64, and (through the keywords) the known mistakes of it."""
-    q, k, v = (t.detach().cpu().double() for t in (q, k, v))
+    q, k, v = f64(q, k, v)
     scores = feature(q * q_scale) @ feature(k).transpose(-2, -1)  # (B, H, T, T)
     num_scores = scores.tril(diagonal) if causal else scores
     den_scores = scores.tril(diagonal) if (causal if den_causal is None else den_causal) else scores
@@ -87,111 +73,64 @@ def _mistakes(q, k, v, causal):
 MATCH_RTOL, MATCH_ATOL = 1e-3, 1e-4
 
 
-def _close(got, want):
-    return (got - want).abs() <= MATCH_ATOL + MATCH_RTOL * want.abs()
-
-
-def _equals_mistake(got, variant, want):
-    """got equals the mistake's output where that is defined (and is 0 or NaN where it is 0/0), and the
-    mistake differs from the truth on this input."""
-    defined = variant.isfinite()
-    if not bool(defined.any()) or bool(torch.where(defined, _close(variant, want), True).all()):
-        return False
-    undefined_ok = (got == 0) | got.isnan()
-    return bool(torch.where(defined, _close(got, variant), undefined_ok).all())
-
-
 def _diagnose(got, q, k, v, causal):
     """A hint for a wrong output: the known mistake it equals, else NaN, else float32-sized errors on
     float64 inputs; or ""."""
-    got = torch.as_tensor(got).detach().cpu().double()
-    want = kernel_form(q, k, v, causal)
+    got, want = f64(got), kernel_form(q, k, v, causal)
     if got.shape != want.shape:
         return ""
-    matching = [hint for hint, variant in _mistakes(q, k, v, causal) if _equals_mistake(got, variant(), want)]
-    if matching:
-        return " Equally possible on this input: ".join(matching)
+    known = known_mistake(got, _mistakes(q, k, v, causal), want, rtol=MATCH_RTOL, atol=MATCH_ATOL)
+    if known:
+        return known
     if bool(got.isnan().any()):
         return ("NaN comes from 0/0 or inf/inf: phi = elu + 1 is positive, so the normaliser phi(q_t) . z_t is positive"
                 " unless z_t misses key t itself (or phi is not elu + 1).")
-    if q.dtype == torch.float64:
-        error = (got - want).abs().max().item()
-        float32_error = (kernel_form(q.float(), k.float(), v.float(), causal).float().double() - want).abs().max().item()
-        if float32_error > 1e-9 and float32_error / 10 <= error <= 10 * float32_error:
-            return (f"Your output is off by {error:.2g}, the size of error float32 makes on these float64 inputs"
-                    f" ({float32_error:.2g}): keep the computation in float64 (look for .float(), a float32 constant or"
-                    " dtype=torch.float32 on the way).")
-    return ""
-
-
-def _explain(failure, hint):
-    earlier = failure.explain
-    failure.explain = lambda: " ".join(h for h in ((earlier() if earlier else ""), hint()) if h)
+    return float32_hint(got, want, lambda: kernel_form(q.float(), k.float(), v.float(), causal).float(), q.dtype, what="float32",
+                        fix="keep the computation in float64")
 
 
 def _judge(got, q, k, v, causal, scenario, *, what="linear_attention output", expected=None):
     """got against the kernel form: the nearest point of [no eps, eps = 1e-5], at q's dtype tolerance.
     `expected` = (without eps, with eps = 1e-5) when given, else the kernel form of q, k, v."""
-    got_t = torch.as_tensor(got).detach().cpu().double()
+    got_t = f64(got)
     exact, with_eps = expected or (kernel_form(q, k, v, causal), kernel_form(q, k, v, causal, MAX_EPS))
     if got_t.shape != exact.shape:
         assert_close(got_t, exact, what=what, scenario=scenario, dtype=q.dtype)  # fails on the shape
     nearest = torch.where(got_t.isnan(), exact, torch.minimum(torch.maximum(got_t, torch.minimum(exact, with_eps)), torch.maximum(exact, with_eps)))
-    try:
-        assert_close(got_t, nearest, what=what, scenario=scenario, dtype=q.dtype)
-    except CheckFailed as failure:
-        failure.message += f" (The expected values allow a normaliser eps from 0 to {MAX_EPS:g}.)"
-        if k is not None:
-            _explain(failure, partial(_diagnose, got, q, k, v, causal))
-        raise
+    with explained(partial(_diagnose, got, q, k, v, causal) if k is not None else (lambda: "")):
+        assert_close(got_t, nearest, what=what, scenario=scenario, dtype=q.dtype, hint=EPS_NOTE)
 
 
 def _output(sub, q, k, v, causal, scenario, *, default=False):
-    """The learner's output: a tensor on the inputs' device, of shape (B, H, T, dv), as precise as the input.
-    `default`: call without the causal argument (its default, True)."""
-    kwargs = {} if default else {"causal": causal}
-    got = inputs_unchanged(sub, "linear_attention", q, k, v, scenario=scenario, **kwargs)
-    assert_returns_like(got, q, what="linear_attention output", scenario=scenario, device=sub.device)
-    assert_shape(got, (*q.shape[:-1], v.shape[-1]), what="linear_attention output", scenario=scenario)
-    assert_keeps_precision(got, q.dtype, what="linear_attention output", scenario=scenario)
-    return got
+    """The learner's output after the common rules; `default`: called without the causal argument (its default, True)."""
+    return attention_output(sub, "linear_attention", q, k, v, what="linear_attention output", shape=(*q.shape[:-1], v.shape[-1]), scenario=scenario,
+                            **({} if default else {"causal": causal}))
 
 
 def _qkv(rng, shape, dv, dtype=torch.float32):
-    B, H, T, d = shape
-    return tuple(torch.from_numpy(rng.standard_normal(s)).to(dtype) for s in ((B, H, T, d), (B, H, T, d), (B, H, T, dv)))
+    return normal(rng, shape, shape, (*shape[:-1], dv), dtype=dtype)
 
 
 def _describe(q, v, causal, device, extra=""):
-    return (f"{str(q.dtype).removeprefix('torch.')}, q/k shape {tuple(q.shape)}, v shape {tuple(v.shape)}, causal={causal}"
-            f"{extra}, {device}")
+    return f"{dtype_name(q.dtype)}, q/k shape {tuple(q.shape)}, v shape {tuple(v.shape)}, causal={causal}{extra}, {device}"
 
 
 # Tiny hand-written inputs (B = H = 1, T = 3, d = 2, dv = 2): written out in full when they fail.
-TINY_Q = [[[[0.5, -1.0], [1.5, 0.25], [-0.75, 2.0]]]]
-TINY_K = [[[[1.0, 0.5], [-0.5, 1.5], [2.0, -1.0]]]]
-TINY_V = [[[[1.0, -2.0], [0.5, 3.0], [-1.5, 0.25]]]]
-
-
-def _tiny():
-    return tuple(torch.tensor(x) for x in (TINY_Q, TINY_K, TINY_V))
+TINY = ([[[[0.5, -1.0], [1.5, 0.25], [-0.75, 2.0]]]], [[[[1.0, 0.5], [-0.5, 1.5], [2.0, -1.0]]]], [[[[1.0, -2.0], [0.5, 3.0], [-1.5, 0.25]]]])
 
 
 def _small_cases():
-    """Hypothesis strategy for shrinking: (B, H, T, d, dv, values) with small integer values, float32."""
+    """Hypothesis strategy for shrinking: ((B, H, T, d, dv), (q, k, v)) with small integer values, float32."""
     from hypothesis import strategies as st
 
-    def of_shape(shape):
-        B, H, T, d, dv = shape
-        qk = st.lists(st.integers(-2, 2).map(float), min_size=B * H * T * d, max_size=B * H * T * d)
-        vs = st.lists(st.integers(-2, 2).map(float), min_size=B * H * T * dv, max_size=B * H * T * dv)
-        return st.tuples(st.just(shape), qk, qk, vs)
+    def of_shape(B, H, T, d, dv):
+        return st.tuples(st.just((B, H, T, d, dv)), small_values(B * H * T * d, B * H * T * d, B * H * T * dv))
 
-    return st.tuples(st.integers(1, 2), st.integers(1, 2), st.integers(1, 4), st.integers(1, 2), st.integers(1, 2)).flatmap(of_shape)
+    return sized((1, 2), (1, 2), (1, 4), (1, 2), (1, 2), then=of_shape)
 
 
 def _verify_small(sub, causal, case):
-    (B, H, T, d, dv), qs, ks, vs = case
+    (B, H, T, d, dv), (qs, ks, vs) = case
     q, k = (torch.tensor(x).reshape(B, H, T, d) for x in (qs, ks))
     v = torch.tensor(vs).reshape(B, H, T, dv)
     scenario = _describe(q, v, causal, sub.device)
@@ -199,7 +138,7 @@ def _verify_small(sub, causal, case):
 
 
 def _matches(sub, ctx, causal, seed):
-    q, k, v = _tiny()
+    q, k, v = tensors(*TINY, dtype=torch.float32)
     scenario = _describe(q, v, causal, ctx.device)
     _judge(_output(sub, q, k, v, causal, scenario), q, k, v, causal, scenario)
     rng = ctx.rng(seed)
@@ -210,21 +149,16 @@ def _matches(sub, ctx, causal, seed):
             _judge(_output(sub, q, k, v, causal, scenario), q, k, v, causal, scenario)
 
 
-# ---------------------------------------------------------------------------------------------
-# Checks
-# ---------------------------------------------------------------------------------------------
+# -- Checks ----------------------------------------------------------------------------------------
 @check("causal: position 0 sees only itself, so its output is v at position 0", devices=("cpu", "cuda"))
 def position_zero(sub, ctx):
-    cases = [_tiny(), _qkv(ctx.rng(1), (2, 2, 5, 3), 4)]  # small to large; the first leaves causal at its default
+    cases = [tensors(*TINY, dtype=torch.float32), _qkv(ctx.rng(1), (2, 2, 5, 3), 4)]  # small to large; the first leaves causal at its default
     for i, (q, k, v) in enumerate(cases):
         scenario = _describe(q, v, True, ctx.device, extra=" (the default)" if i == 0 else "")
         got = _output(sub, q, k, v, True, scenario, default=i == 0)
         first = (kernel_form(q[:, :, :1], k[:, :, :1], v[:, :, :1], True), kernel_form(q[:, :, :1], k[:, :, :1], v[:, :, :1], True, MAX_EPS))
-        try:
+        with explained(partial(_diagnose, got, q, k, v, True)):
             _judge(torch.as_tensor(got)[:, :, :1], q, k, v, True, scenario, what="output at position 0 (must equal v[:, :, 0])", expected=first)
-        except CheckFailed as failure:
-            _explain(failure, partial(_diagnose, got, q, k, v, True))
-            raise
 
 
 @check("causal: equals the masked quadratic kernel form", devices=("cpu", "cuda"))
@@ -237,20 +171,6 @@ def matches_non_causal(sub, ctx):
     _matches(sub, ctx, False, seed=3)
 
 
-def _causality_hint(sub, q, k, v, changed, j):
-    """Control: change v at positions j.. alone. If the earlier outputs move, the numerator sees later values; if
-    they stay put, only the normaliser sees later keys."""
-    only_v = (q, k, changed[2])
-    base, moved = sub.control("linear_attention", q, k, v, causal=True), sub.control("linear_attention", *only_v, causal=True)
-    if not (torch.is_tensor(base) and torch.is_tensor(moved)) or base.shape != moved.shape:
-        return ""
-    if torch.equal(base[:, :, :j].cpu(), moved[:, :, :j].cpu()):
-        return (f"Changing only v at positions {j}.. leaves them unchanged, but changing k moves them: the numerator is causal"
-                " and the normaliser is not. Divide by phi(q_t) . z_t with z_t the prefix sum of phi(k_j) over j <= t.")
-    return (f"Changing only v at positions {j}.. moves them too: the numerator sums phi(k_j) v_j^T over later positions. Use"
-            " prefix sums over j <= t (cumsum over T, inclusive) for the numerator and the normaliser.")
-
-
 @check("causality: q, k, v at positions j.. change no output before j", devices=("cpu", "cuda"))
 def causality(sub, ctx):
     rng = ctx.rng(4)
@@ -259,13 +179,12 @@ def causality(sub, ctx):
         changed = tuple(t.clone() for t in (q, k, v))
         for t in changed:
             t[:, :, j:] = torch.from_numpy(5.0 * rng.standard_normal(t[:, :, j:].shape)).to(t.dtype)
-        scenario = _describe(q, v, True, ctx.device, extra=f", q/k/v at positions {j}.. replaced by other values (5 * N(0, 1))")
-        try:
-            invariance_probe(sub, "linear_attention", (q, k, v), changed, what=f"outputs at positions 0..{j - 1}", scenario=scenario,
-                             shape=(1, 2, T, 2), kwargs={"causal": True}, graded=lambda out, j=j: torch.as_tensor(out)[:, :, :j])
-        except CheckFailed as failure:
-            _explain(failure, partial(_causality_hint, sub, q, k, v, changed, j))
-            raise
+        causality_probe(sub, "linear_attention", (q, k, v), changed, j, what=f"outputs at positions 0..{j - 1}", shape=(1, 2, T, 2), kwargs={"causal": True},
+                        scenario=_describe(q, v, True, ctx.device, extra=f", q/k/v at positions {j}.. replaced by other values (5 * N(0, 1))"),
+                        moved_by_v=("Changing only v at positions {j}.. moves them too: the numerator sums phi(k_j) v_j^T over later positions. Use"
+                                    " prefix sums over j <= t (cumsum over T, inclusive) for the numerator and the normaliser."),
+                        moved_by_k=("Changing only v at positions {j}.. leaves them unchanged, but changing k moves them: the numerator is causal"
+                                    " and the normaliser is not. Divide by phi(q_t) . z_t with z_t the prefix sum of phi(k_j) over j <= t."))
 
 
 @check("float64 inputs are computed in float64", devices=("cpu", "cuda"))
@@ -283,9 +202,7 @@ def float64_precision(sub, ctx):
         _judge(_output(sub, q, k, v, causal, scenario), q, k, v, causal, scenario)
 
 
-# ---------------------------------------------------------------------------------------------
-# Gradients w.r.t. q, k, v in float64
-# ---------------------------------------------------------------------------------------------
+# -- Gradients w.r.t. q, k, v in float64 -----------------------------------------------------------
 def _grad_inputs(rng, shape, dv):
     """float64 q, k whose features are near 15 but the first, N(0, 1) - 1 (mostly negative: phi's exp branch), so
     the normaliser is above 500 at every position and an eps up to 1e-5 moves no gradient by more than a fifth of
@@ -311,12 +228,8 @@ def _detached_normaliser_grads(q, k, v, causal):
 
 def _gradient_hint(sub, q, k, v, causal):
     """Control: the learner's gradients again, against what a detached normaliser gives."""
-    got = sub.control(value_and_grad, "linear_attention", [q, k, v], [0, 1, 2], {"causal": causal})
-    grads = got[1] if isinstance(got, (list, tuple)) and len(got) == 2 and isinstance(got[1], (list, tuple)) else None
-    if not grads or len(grads) != 3 or not all(torch.is_tensor(g) for g in grads):
-        return ""
-    mistake = _detached_normaliser_grads(q, k, v, causal)
-    if all(g.shape == m.shape and torch.allclose(g.cpu().double(), m, rtol=1e-7, atol=1e-7) for g, m in zip(grads, mistake)):
+    grads = control_value(sub, value_and_grad, "linear_attention", [q, k, v], [0, 1, 2], {"causal": causal}, read=lambda got: got[1])
+    if same_values(grads, _detached_normaliser_grads(q, k, v, causal), rtol=1e-7, atol=1e-7):
         return ("Your gradients are exactly what a normaliser cut off from autograd gives (phi(q) . z under torch.no_grad() or"
                 " .detach()ed): the output's value is right, but it depends on q and k through the normaliser as well, so"
                 " the gradient must flow through it too.")
@@ -331,19 +244,14 @@ def gradients_float64(sub, ctx):
         for causal in (True, False):
             scenario = _describe(q, v, causal, ctx.device, extra=", q/k features near 15 but the first (the normaliser above 500),"
                                                                  " gradients of sum(output * w) with fixed random weights w")
-            try:
+            with explained(partial(_gradient_hint, sub, q, k, v, causal)):
                 gradcheck_float64(sub, ctx, "linear_attention", [q, k, v], wrt=[0, 1, 2], kwargs={"causal": causal}, scenario=scenario)
-            except CheckFailed as failure:
-                _explain(failure, partial(_gradient_hint, sub, q, k, v, causal))
-                raise
 
 
-# ---------------------------------------------------------------------------------------------
-# Memory: T = 65536 within 3 GiB more than before the call
-# ---------------------------------------------------------------------------------------------
-def _big_inputs(seed, device="cpu"):
+# -- Memory: T = 65536 within 3 GiB more than before the call --------------------------------------
+def _long_inputs(seed, T, H, d, device="cpu"):
     generator = torch.Generator().manual_seed(seed)
-    return tuple(torch.randn(1, 1, BIG_T, BIG_D, generator=generator).to(device) for _ in range(3))
+    return tuple(torch.randn(1, H, T, d, generator=generator).to(device) for _ in range(3))
 
 
 def _mapped_bytes():
@@ -372,8 +280,10 @@ def _capped_repro(interface, seed, causal, device):
 @scenario(repro=_capped_repro)
 def capped_call(module, seed, causal, device):
     """Scenario: the call on the large case with 3 GiB of extra memory (address space on the CPU, the CUDA
-    allocator's peak on CUDA); returns what was measured and the output's shape and rows ROWS."""
-    q, k, v = _big_inputs(seed, device)
+    allocator's peak on CUDA); returns what was measured, the output's shape and rows ROWS, and which inputs
+    the call changed in place (at this size too: an in-place elu saves memory only where it matters)."""
+    q, k, v = _long_inputs(seed, BIG_T, 1, BIG_D, device)
+    before = Snapshot(q=q, k=k, v=v)  # taken before the cap is measured: its copy is part of what was mapped before the call
     seen = {"error": None, "cuda_extra_bytes": None, "extra_allowed": EXTRA_BYTES}
     cuda = device.startswith("cuda")
     if cuda:
@@ -400,6 +310,7 @@ def capped_call(module, seed, causal, device):
             resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
     if cuda:
         seen["cuda_extra_bytes"] = int(torch.cuda.max_memory_allocated() - base)
+    seen["changed"] = before.changed()
     seen["shape"] = list(out.shape) if isinstance(out, torch.Tensor) else None
     seen["rows"] = out[:, :, ROWS].detach().clone() if isinstance(out, torch.Tensor) and out.dim() == 4 and out.shape[2] == BIG_T else out
     return seen
@@ -408,7 +319,7 @@ def capped_call(module, seed, causal, device):
 def _rows_expected(seed, causal):
     """The kernel form at rows ROWS only, in float64, without eps and with eps = 1e-5: row t needs keys 0..t
     (or all of them), O(T d dv) each."""
-    q, k, v = (t.double() for t in _big_inputs(seed))
+    q, k, v = (t.double() for t in _long_inputs(seed, BIG_T, 1, BIG_D))
     fq, fk = phi(q[0, 0]), phi(k[0, 0])
     exact, with_eps = [], []
     for t in ROWS:
@@ -457,18 +368,13 @@ def memory_linear_in_t(sub, ctx):
         q = torch.zeros(1, dtype=torch.float32)  # only its dtype matters: the tolerance
         _judge(seen["rows"], q, None, None, causal, scenario, what=f"linear_attention output at positions {ROWS}",
                expected=_rows_expected(seed, causal))
+        fail_if_changed(seen["changed"], who="linear_attention", where=scenario, fix="keep elu out of place (F.elu(q) + 1, not F.elu(q, inplace=True)),"
+                        " at every length")
 
 
-# ---------------------------------------------------------------------------------------------
-# Memory growth: the peak at T = 8192 and at T = 65536, against the reference's growth
-# ---------------------------------------------------------------------------------------------
+# -- Memory growth: the peak at T = 8192 and at T = 65536, against the reference's growth ----------
 GROWTH_T = (8192, 65536)  # 8x the length: memory linear in T grows about 8x, the (T, T) matrix 64x
 MAX_MEMORY_GROWTH = 3.0  # the learner's growth over the reference's, measured in the same run: linear 8x, (T, T) 64x
-
-
-def _long_inputs(seed, T, H, d, device="cpu"):
-    generator = torch.Generator().manual_seed(seed)
-    return tuple(torch.randn(1, H, T, d, generator=generator).to(device) for _ in range(3))
 
 
 def _peak_code(seed, H, d, causal, device):

@@ -1,28 +1,23 @@
 """Grader for `lora`: LoRALinear, a low-rank adapter around a frozen nn.Linear, and merge().
 
-Modules cannot cross the sandbox boundary, so every check runs a scenario below (in the sandbox, on
-the learner's module): it builds the base nn.Linear from given weights, wraps it, and hands back
-plain observations (tensors, flags, counts). A's random initial values are implementation-defined,
-so every check that compares numbers first sets A and B to given values (`lora.A.copy_(...)`,
-settled in the prompt); only the init check looks at the module's own A and B.
-
-Expected values are computed here in float64 from the formula base(x) + (alpha / r) x A^T B^T
-(F.linear for the base); the reference's gradients are verified with torch.autograd.gradcheck and
-its training run is the expectation for the learner's (the same SGD steps from the same A and B).
-Hints follow the evidence: a wrong output or merged weight is compared with what the known
-mistakes give on the same case (another scale, a transposed update), or the hint is left out.
+Modules cannot cross the sandbox boundary, so every check runs a scenario below on the learner's module: it builds the
+base nn.Linear from given weights, wraps it, and hands back plain observations. A's initial values are free, so every
+check that compares numbers first sets A and B to given values (settled in the prompt); only the init check looks at the
+module's own. Expectations are base(x) + (alpha / r) x A^T B^T in float64; the reference's gradients are verified with
+torch.autograd.gradcheck, and its training run is the expectation for the learner's.
 """
 
+import re
 from functools import partial
-
-import numpy as np
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mlprep.grading import (Call, CheckFailed, GraderDefect, assert_close, assert_equal, assert_keeps_precision, assert_returns_like,
-                            assert_shape, check, fail, literal, on_input, origin_device, scenario, shrink_on_failure, tolerance_for)
+from mlprep.grading import (Call, GraderDefect, Snapshot, assert_close, assert_equal, assert_keeps_precision, assert_returns_like, assert_shape, check,
+                            control_value, dtype_name, explained, fail, fail_if_changed, literal, mistake_hint, on_input, origin_device, same_values, scenario,
+                            shrink_on_failure, tolerance_for)
+from mlprep.grading.attention import f64, normal, small_values
 
 DEVICES = ("cpu", "cuda")
 KEY = {"weight": "W", "bias": "b"}  # how the scenarios name the base's parameters
@@ -31,18 +26,14 @@ KEY = {"weight": "W", "bias": "b"}  # how the scenarios name the base's paramete
 torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.0)
 
 
-# ---------------------------------------------------------------------------------------------
-# Cases: the base's weights, r, alpha, the adapters' values and an input, as one dict
-# ---------------------------------------------------------------------------------------------
+# -- Cases: the base's weights, r, alpha, the adapters' values and an input, as one dict -----------
 def _case(W, b, r, alpha, A, B, x, dtype=torch.float64):
     t = partial(torch.tensor, dtype=dtype)
     return {"W": t(W), "b": None if b is None else t(b), "r": r, "alpha": alpha, "A": t(A), "B": t(B), "x": t(x)}
 
 
 def _random_case(rng, n_in, n_out, r, alpha, x_shape, dtype=torch.float64, bias=True, zero_B=False):
-    def draw(*shape):  # multiples of 1/4: exact in every dtype, and short when a failing input is shown
-        return torch.from_numpy(np.round(4 * rng.standard_normal(shape)) / 4 + 0.0).to(dtype)
-
+    draw = lambda *shape: normal(rng, shape, dtype=dtype, per=4)  # multiples of 1/4: exact in every dtype, short when shown
     return {"W": draw(n_out, n_in), "b": draw(n_out) if bias else None, "r": r, "alpha": alpha, "A": draw(r, n_in),
             "B": torch.zeros(n_out, r, dtype=dtype) if zero_B else draw(n_out, r), "x": draw(*x_shape, n_in)}
 
@@ -54,14 +45,6 @@ TINY = dict(W=[[0.5, -1.0, 0.25], [1.5, 0.75, -0.5]], b=[0.25, -0.75], r=2, alph
 SQUARE = dict(W=[[0.5, -1.0], [1.5, 0.75]], b=[0.25, -0.75], r=1, alpha=3, A=[[1.0, -0.5]], B=[[0.5], [2.0]], x=[[1.0, 2.0], [-0.5, 1.5]])
 
 
-def _f64(t):
-    return None if t is None else torch.as_tensor(t).detach().cpu().double()
-
-
-def _dtype(t):
-    return str(t.dtype).removeprefix("torch.")
-
-
 def _shapes(case):
     out_f, in_f = case["W"].shape
     return in_f, out_f
@@ -70,111 +53,131 @@ def _shapes(case):
 def _describe(case, device):
     in_f, out_f = _shapes(case)
     bias = "" if case["b"] is not None else ", bias=False"
-    return (f"{_dtype(case['W'])} base nn.Linear({in_f}, {out_f}{bias}), r = {case['r']}, alpha = {case['alpha']!r},"
+    return (f"{dtype_name(case['W'].dtype)} base nn.Linear({in_f}, {out_f}{bias}), r = {case['r']}, alpha = {case['alpha']!r},"
             f" x of shape {tuple(case['x'].shape)}, {device}")
 
 
-def _adapted(case, scale=None, delta=None):
-    """base(x) + scale x A^T B^T in float64 (scale alpha / r unless given; `delta` replaces the update's x A^T B^T)."""
-    W, b, A, B, x = (_f64(case[k]) for k in ("W", "b", "A", "B", "x"))
-    scale = case["alpha"] / case["r"] if scale is None else scale
-    return F.linear(x, W, b) + scale * ((x @ A.T) @ B.T if delta is None else x @ delta.T)
+def _adapted(case, scale=None):
+    """base(x) + scale x A^T B^T in float64 (scale alpha / r unless given)."""
+    W, b, A, B, x = f64(*(case[k] for k in ("W", "b", "A", "B", "x")))
+    return F.linear(x, W, b) + (case["alpha"] / case["r"] if scale is None else scale) * ((x @ A.T) @ B.T)
 
 
 def _merged_weight(case, scale=None):
-    W, A, B = (_f64(case[k]) for k in ("W", "A", "B"))
+    W, A, B = f64(case["W"], case["A"], case["B"])
     return W + (case["alpha"] / case["r"] if scale is None else scale) * (B @ A)
 
 
-# ---------------------------------------------------------------------------------------------
-# Scenarios (run in the sandbox on the learner's module) and their inputs as learner code
-# ---------------------------------------------------------------------------------------------
-def _build(module, case, seed=0):
+# -- Scenarios (run in the sandbox on the learner's module) and their inputs as learner code -------
+def _build(module, case):
     W, b = case["W"], case["b"]
     base = nn.Linear(W.shape[1], W.shape[0], bias=b is not None, dtype=W.dtype, device=W.device)
     with torch.no_grad():
         base.weight.copy_(W)
         if b is not None:
             base.bias.copy_(b)
-    torch.manual_seed(seed)
+    torch.manual_seed(0)
     return base, module.LoRALinear(base, case["r"], case["alpha"])
 
 
 def _meta(p):
     if not isinstance(p, torch.Tensor):
         return {"type": type(p).__name__}
-    return {"type": "Parameter" if isinstance(p, nn.Parameter) else type(p).__name__, "shape": list(p.shape), "dtype": _dtype(p),
+    return {"type": "Parameter" if isinstance(p, nn.Parameter) else type(p).__name__, "shape": list(p.shape), "dtype": dtype_name(p.dtype),
             "device": str(p.device), "requires_grad": bool(p.requires_grad)}
 
 
-def _set_adapters(lora, case):
-    """Sets lora.A and lora.B to the case's values; returns their metadata when that cannot be done (the judge says why)."""
-    metas = {name: _meta(getattr(lora, name, None)) for name in ("A", "B")}
+def _adapters(lora, base, case):
+    """{"A": (its name, the tensor), "B": ...}: lora.A and lora.B as the contract names them, else the module's own
+    parameters of the adapters' shapes (r, in) and (out, r), so that a misnamed pair fails the naming check alone;
+    (None, None) where there is none."""
+    base_ids = {id(p) for p in base.parameters()}
+    found = {}
+    for name in ("A", "B"):
+        if isinstance(getattr(lora, name, None), torch.Tensor):
+            found[name] = (name, getattr(lora, name))
+            continue
+        taken = [p for _, p in found.values()]
+        shaped = [(n, p) for n, p in lora.named_parameters() if id(p) not in base_ids and list(p.shape) == list(case[name].shape)
+                  and not any(p is t for t in taken)]
+        named = [(n, p) for n, p in shaped if re.search(rf"(^|[._]){name}($|[._])", n)]
+        found[name] = (named or shaped or [(None, None)])[0]
+    return found
+
+
+def _set_adapters(adapters, case):
+    """Sets the adapters to the case's values; returns their metadata when that cannot be done (the judge says why)."""
+    metas = {name: _meta(p) for name, (_, p) in adapters.items()}
     if any(meta.get("shape") != list(case[name].shape) for name, meta in metas.items()):
         return metas
     with torch.no_grad():
-        lora.A.copy_(case["A"])
-        lora.B.copy_(case["B"])
+        for name, (_, p) in adapters.items():
+            p.copy_(case[name])
     return None
 
 
-def _setup_code(case, set_adapters=True, seed=0):
+def _code(case, *lines, set_adapters=True, x=True):
+    """The case as learner code (the base built, LoRALinear after torch.manual_seed(0), A and B set, x), then `lines`."""
     W, b = case["W"], case["b"]
     device = origin_device(W)
     where = f', device="{device}"' if device != "cpu" else ""
-    lines = [f"base = torch.nn.Linear({W.shape[1]}, {W.shape[0]}{'' if b is not None else ', bias=False'}, dtype=torch.{_dtype(W)}{where})",
+    setup = [f"base = torch.nn.Linear({W.shape[1]}, {W.shape[0]}{'' if b is not None else ', bias=False'}, dtype=torch.{dtype_name(W.dtype)}{where})",
              "with torch.no_grad():", f"    base.weight.copy_({literal(W)})"]
     if b is not None:
-        lines.append(f"    base.bias.copy_({literal(b)})")
-    lines += [f"torch.manual_seed({seed})", f"lora = LoRALinear(base, r={case['r']}, alpha={case['alpha']!r})"]
+        setup.append(f"    base.bias.copy_({literal(b)})")
+    setup += ["torch.manual_seed(0)", f"lora = LoRALinear(base, r={case['r']}, alpha={case['alpha']!r})"]
     if set_adapters:
-        lines += ["with torch.no_grad():", f"    lora.A.copy_({literal(case['A'])})", f"    lora.B.copy_({literal(case['B'])})"]
-    return lines + [f"x = {literal(case['x'])}"]
+        setup += ["with torch.no_grad():", f"    lora.A.copy_({literal(case['A'])})", f"    lora.B.copy_({literal(case['B'])})"]
+    return Call.code("\n".join(setup + ([f"x = {literal(case['x'])}"] if x else []) + list(lines)))
 
 
 SHOW_CONSTRUCT = {
+    "names": "[name for name, p in lora.named_parameters() if p.requires_grad], lora.A, lora.B  # the adapters, named A and B",
     "adapters": "lora.A, lora.B  # B must be zeros, A random",
     "dtype": "(lora.A.dtype, lora.A.device), (lora.B.dtype, lora.B.device)  # the base's dtype and device",
     "trainable": "[(name, p.shape) for name, p in lora.named_parameters() if p.requires_grad], base.weight.requires_grad",
 }
 
 
-@scenario(repro=lambda interface, case, show: Call.code("\n".join(_setup_code(case, set_adapters=False)[:-1] + [SHOW_CONSTRUCT[show]])))
+@scenario(repro=lambda interface, case, show: _code(case, SHOW_CONSTRUCT[show], set_adapters=False, x=False))
 def lora_construct(module, case, show):
     """Observations right after construction: A and B (metadata and values), the base's requires_grad
     flags, and the trainable parameters (names, sizes, whether they are exactly A and B)."""
     base, lora = _build(module, case)
-    seen = {name: _meta(getattr(lora, name, None)) for name in ("A", "B")}
-    for name in ("A", "B"):
-        if isinstance(getattr(lora, name, None), torch.Tensor):
-            seen[name + "_value"] = getattr(lora, name).detach().cpu().clone()
+    adapters = _adapters(lora, base, case)
+    seen = {name: _meta(p) for name, (_, p) in adapters.items()}
+    seen["names"] = {name: found for name, (found, _) in adapters.items()}
+    for name, (_, p) in adapters.items():
+        if isinstance(p, torch.Tensor):
+            seen[name + "_value"] = p.detach().cpu().clone()
     seen["base_requires_grad"] = {name: bool(p.requires_grad) for name, p in base.named_parameters()}
     trainable = [(name, p) for name, p in lora.named_parameters() if p.requires_grad]
     seen["trainable"] = [[name, list(p.shape)] for name, p in trainable]
     seen["trainable_count"] = sum(p.numel() for _, p in trainable)
-    seen["trainable_are_A_B"] = sorted(id(p) for _, p in trainable) == sorted(id(getattr(lora, n, None)) for n in ("A", "B"))
+    seen["trainable_are_A_B"] = sorted(id(p) for _, p in trainable) == sorted(id(p) for _, p in adapters.values())
     return seen
 
 
-@scenario(repro=lambda interface, case, set_adapters: Call.code("\n".join(_setup_code(case, set_adapters) + ["lora(x)"])))
+@scenario(repro=lambda interface, case, set_adapters: _code(case, "lora(x)", set_adapters=set_adapters))
 def lora_forward(module, case, set_adapters):
-    """lora(x), after setting A and B to the case's values when `set_adapters` (else at the module's own init)."""
-    _, lora = _build(module, case)
-    if set_adapters and (problem := _set_adapters(lora, case)) is not None:
+    """lora(x), after setting A and B to the case's values when `set_adapters` (else at the module's own init), and
+    whether the call changed x in place."""
+    base, lora = _build(module, case)
+    if set_adapters and (problem := _set_adapters(_adapters(lora, base, case), case)) is not None:
         return {"adapters": problem}
-    return {"out": lora(case["x"]).detach()}
+    before = Snapshot(x=case["x"])
+    return {"out": lora(case["x"]).detach(), "changed": before.changed()}
 
 
 def _train_code(case, y, steps, lr):
-    return Call.code("\n".join(_setup_code(case) + [
-        f"y = {literal(y)}",
-        f"optimizer = torch.optim.SGD(lora.parameters(), lr={lr!r}, momentum=0.9)",
-        f"for step in range({steps}):",
-        "    optimizer.zero_grad()",
-        "    ((lora(x) - y) ** 2).mean().backward()",
-        "    optimizer.step()",
-        "base.weight, base.bias, lora.A, lora.B",
-    ]))
+    return _code(case,
+                 f"y = {literal(y)}",
+                 f"optimizer = torch.optim.SGD(lora.parameters(), lr={lr!r}, momentum=0.9)",
+                 f"for step in range({steps}):",
+                 "    optimizer.zero_grad()",
+                 "    ((lora(x) - y) ** 2).mean().backward()",
+                 "    optimizer.step()",
+                 "base.weight, base.bias, lora.A, lora.B")
 
 
 @scenario(repro=lambda interface, case, y, steps, lr: _train_code(case, y, steps, lr))
@@ -182,8 +185,10 @@ def lora_train(module, case, y, steps, lr):
     """SGD with momentum over lora.parameters() on the mean squared error; after each step: the loss
     before it, the base's weight and bias, A and B."""
     base, lora = _build(module, case)
-    if (problem := _set_adapters(lora, case)) is not None:
+    adapters = _adapters(lora, base, case)
+    if (problem := _set_adapters(adapters, case)) is not None:
         return {"adapters": problem}
+    A, B = (p for _, p in adapters.values())
     optimizer = torch.optim.SGD(lora.parameters(), lr=lr, momentum=0.9)
     record = []
     for _ in range(steps):
@@ -193,7 +198,7 @@ def lora_train(module, case, y, steps, lr):
         optimizer.step()
         record.append({"loss": loss.detach().cpu().clone(), "W": base.weight.detach().cpu().clone(),
                        "b": None if base.bias is None else base.bias.detach().cpu().clone(),
-                       "A": lora.A.detach().cpu().clone(), "B": lora.B.detach().cpu().clone()})
+                       "A": A.detach().cpu().clone(), "B": B.detach().cpu().clone()})
     return {"steps": record}
 
 
@@ -206,13 +211,13 @@ SHOW_MERGE = {
 }
 
 
-@scenario(repro=lambda interface, case, show: Call.code("\n".join(_setup_code(case) + [SHOW_MERGE[show]])))
+@scenario(repro=lambda interface, case, show: _code(case, SHOW_MERGE[show]))
 def lora_merge(module, case, show):
     """merge() and what it did: the layer it returned (type, sizes, weights, its output), the module's
     output before and after, the base afterwards, and the base and output after the merged layer is
     changed in place (shared memory shows there)."""
     base, lora = _build(module, case)
-    if (problem := _set_adapters(lora, case)) is not None:
+    if (problem := _set_adapters(_adapters(lora, base, case), case)) is not None:
         return {"adapters": problem}
     x = case["x"]
     seen = {"before": lora(x).detach().clone()}
@@ -238,31 +243,29 @@ def lora_merge(module, case, show):
 
 
 def _grad_code(case):
-    return Call.code("\n".join(_setup_code(case) + [
-        "x.requires_grad_()",
-        "out = lora(x)",
-        "w = torch.randn(out.shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64).to(out.device)  # fixed weights",
-        "(out * w).sum().backward()",
-        "lora.A.grad, lora.B.grad, x.grad",
-    ]))
+    return _code(case,
+                 "x.requires_grad_()",
+                 "out = lora(x)",
+                 "w = torch.randn(out.shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64).to(out.device)  # fixed weights",
+                 "(out * w).sum().backward()",
+                 "lora.A.grad, lora.B.grad, x.grad")
 
 
 @scenario(repro=lambda interface, case: _grad_code(case))
 def lora_grads(module, case):
     """The gradients of sum(lora(x) * fixed random weights) w.r.t. A, B and x."""
-    _, lora = _build(module, case)
-    if (problem := _set_adapters(lora, case)) is not None:
+    base, lora = _build(module, case)
+    adapters = _adapters(lora, base, case)
+    if (problem := _set_adapters(adapters, case)) is not None:
         return {"adapters": problem}
     x = case["x"].detach().clone().requires_grad_(True)
     out = lora(x)
     weights = torch.randn(out.shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64).to(out.device, out.dtype)
     (out * weights).sum().backward()
-    return {"grads": [None if t.grad is None else t.grad.detach().clone() for t in (lora.A, lora.B, x)]}
+    return {"grads": [None if t.grad is None else t.grad.detach().clone() for t in (*(p for _, p in adapters.values()), x)]}
 
 
-# ---------------------------------------------------------------------------------------------
-# Judging observations
-# ---------------------------------------------------------------------------------------------
+# -- Judging observations --------------------------------------------------------------------------
 def _adapters_ok(seen, case, scenario):
     """Fails when lora.A / lora.B are not nn.Parameters of shapes (r, in) and (out, r)."""
     metas = seen.get("adapters") if "adapters" in seen else {n: seen[n] for n in ("A", "B") if n in seen}
@@ -283,21 +286,14 @@ def _adapters_ok(seen, case, scenario):
 def _scale_hint(got, case, what):
     """The known mistake whose output `got` equals, from the scale it implies; "" when none does."""
     r, alpha = case["r"], case["alpha"]
-    want = _adapted(case)
     tol = 10 * tolerance_for(case["x"].dtype)[0]
-    for scale, words in ((alpha, "alpha instead of alpha / r"), (1.0, "1: no scale at all"), (r / alpha, "r / alpha: upside down"),
-                         (alpha / r ** 0.5, "alpha / sqrt(r), the rsLoRA variant"), ((alpha / r) ** 2, "(alpha / r) twice")):
-        variant = _adapted(case, scale=scale)
-        if not torch.allclose(variant, want, rtol=tol, atol=tol) and torch.allclose(_f64(got), variant, rtol=tol, atol=tol):
-            return f"Your {what} is what scaling the update by {words} gives; the contract's scale is alpha / r = {alpha / r:g}."
-    if torch.allclose(_f64(got), F.linear(_f64(case["x"]), _f64(case["W"]), _f64(case["b"])), rtol=tol, atol=tol):
+    scales = {"alpha instead of alpha / r": alpha, "1: no scale at all": 1.0, "r / alpha: upside down": r / alpha,
+              "alpha / sqrt(r), the rsLoRA variant": alpha / r ** 0.5, "(alpha / r) twice": (alpha / r) ** 2}
+    known = mistake_hint(got, ((words, partial(_adapted, case, scale=scale)) for words, scale in scales.items()), want=_adapted(case), rtol=tol,
+                         atol=tol, first=True, say=f"Your {what} is what scaling the update by {{}} gives; the contract's scale is alpha / r = {alpha / r:g}.")
+    if not known and same_values(got, F.linear(*f64(case["x"], case["W"], case["b"])), rtol=tol, atol=tol):
         return f"Your {what} is the base's output alone: the update (alpha / r) x A^T B^T is missing."
-    return ""
-
-
-def _explain(failure, hint):
-    earlier = failure.explain
-    failure.explain = lambda: " ".join(h for h in ((earlier() if earlier else ""), hint()) if h)
+    return known
 
 
 def _output(sub, case, scenario):
@@ -305,6 +301,7 @@ def _output(sub, case, scenario):
     seen = sub.run(lora_forward, case, True)
     _adapters_ok(seen, case, scenario)
     got = seen["out"]
+    fail_if_changed(seen["changed"], who="lora(x)", where=scenario, fix="compute new tensors instead of writing into x")
     assert_returns_like(got, case["x"], what="lora(x)", scenario=scenario, device=sub.device)
     assert_shape(got, (*case["x"].shape[:-1], case["W"].shape[0]), what="lora(x)", scenario=scenario)
     assert_keeps_precision(got, case["x"].dtype, what="lora(x)", scenario=scenario)
@@ -313,16 +310,11 @@ def _output(sub, case, scenario):
 
 def _forward_ok(sub, case, scenario):
     got = _output(sub, case, scenario)
-    try:
+    with explained(partial(_scale_hint, got, case, "output")):
         assert_close(got, _adapted(case), what="lora(x) = base(x) + (alpha / r) x A^T B^T", scenario=scenario, dtype=case["x"].dtype)
-    except CheckFailed as failure:
-        _explain(failure, partial(_scale_hint, got, case, "output"))
-        raise
 
 
-# ---------------------------------------------------------------------------------------------
-# Checks
-# ---------------------------------------------------------------------------------------------
+# -- Checks ----------------------------------------------------------------------------------------
 @check("at init: B is zero, A is random, and lora(x) equals base(x)", devices=DEVICES)
 def at_init(sub, ctx):
     cases = [_case(**TINY), _random_case(ctx.rng(1), 8, 5, 4, 16, (2, 3), dtype=torch.float32)]  # small to large
@@ -338,7 +330,7 @@ def at_init(sub, ctx):
                  " (dL/dA is B^T times something, dL/dB is something times x A^T) and the adapter never trains: start A"
                  " random (e.g. nn.init.kaiming_uniform_(A, a=math.sqrt(5)), or torch.randn scaled down) and only B at zero.")
         got = sub.run(lora_forward, case, False)["out"]
-        assert_close(got, F.linear(_f64(case["x"]), _f64(case["W"]), _f64(case["b"])), what="lora(x) at init (must equal base(x))",
+        assert_close(got, F.linear(*f64(case["x"], case["W"], case["b"])), what="lora(x) at init (must equal base(x))",
                      scenario=scenario, dtype=case["x"].dtype)
 
 
@@ -351,8 +343,8 @@ def follows_base(sub, ctx):
         _adapters_ok(seen, case, scenario)
         for name in ("A", "B"):
             meta = seen[name]
-            if meta["dtype"] != _dtype(case["W"]) or meta["device"].split(":")[0] != sub.device:
-                fail(f"lora.{name} ({scenario}): expected {_dtype(case['W'])} on {sub.device} like the base's weight, got"
+            if meta["dtype"] != dtype_name(case["W"].dtype) or meta["device"].split(":")[0] != sub.device:
+                fail(f"lora.{name} ({scenario}): expected {dtype_name(case['W'].dtype)} on {sub.device} like the base's weight, got"
                      f" {meta['dtype']} on {meta['device']}; create the adapters with dtype=base.weight.dtype, device=base.weight.device"
                      " (torch.empty / torch.zeros default to float32 on the CPU)")
         _output(sub, case, scenario)
@@ -378,21 +370,38 @@ def only_adapters_train(sub, ctx):
                  f" r (in + out) = {want} numbers; got {seen['trainable_count']} in: {listed}.", expected=want, got=seen["trainable_count"])
 
 
+ADAPTER_NAMES = ("The adapters are two nn.Parameter attributes named A and B: A of shape (r, in), B of shape (out, r), both with the base"
+                 " weight's dtype and device.")
+
+
+@check("the adapters are nn.Parameters named A and B", devices=DEVICES, edge=ADAPTER_NAMES)
+def adapters_named(sub, ctx):
+    for case in (_case(**TINY), _random_case(ctx.rng(6), 5, 3, 2, 4, (2,), bias=False)):
+        scenario = _describe(case, ctx.device)
+        seen = sub.run(lora_construct, case, "names")
+        for name, found in seen["names"].items():
+            if found is not None and found != name:
+                shape = tuple(case[name].shape)
+                fail(f"lora.{name} ({scenario}): the adapter of shape {shape} is lora.{found}; the contract names it {name}, so store it as"
+                     f" self.{name} = nn.Parameter(...) (the grader reads and sets lora.{name}; every other check found it by its shape)",
+                     what=f"lora.{name}", got=found, first_index="")
+        _adapters_ok(seen, case, scenario)
+
+
 def _forward_cases():
     """Hypothesis strategy for shrinking: small layers with small integer weights and inputs."""
     from hypothesis import strategies as st
 
     def of_sizes(sizes):
         n_in, n_out, r, alpha, rows, bias = sizes
-        ints = lambda n: st.lists(st.integers(-2, 2).map(float), min_size=n, max_size=n)  # noqa: E731
-        return st.tuples(st.just(sizes), ints(n_out * n_in), ints(n_out), ints(r * n_in), ints(n_out * r), ints(rows * n_in))
+        return st.tuples(st.just(sizes), small_values(n_out * n_in, n_out, r * n_in, n_out * r, rows * n_in))
 
     sizes = st.tuples(st.integers(1, 3), st.integers(1, 3), st.integers(1, 2), st.sampled_from([2, 1, 3, 0.5]), st.integers(1, 2), st.booleans())
     return sizes.flatmap(of_sizes)
 
 
 def _verify_forward(sub, ctx, drawn):
-    (n_in, n_out, r, alpha, rows, bias), W, b, A, B, x = drawn
+    (n_in, n_out, r, alpha, rows, bias), (W, b, A, B, x) = drawn
     t = partial(torch.tensor, dtype=torch.float64)
     case = {"W": t(W).reshape(n_out, n_in), "b": t(b) if bias else None, "r": r, "alpha": alpha, "A": t(A).reshape(r, n_in),
             "B": t(B).reshape(n_out, r), "x": t(x).reshape(rows, n_in)}
@@ -417,7 +426,7 @@ def forward_formula(sub, ctx):
 def training_steps(sub, ctx):
     rng = ctx.rng(4)
     case = _random_case(rng, 4, 3, 2, 4, (5,), zero_B=True)  # B = 0, as at init
-    y = torch.from_numpy(np.round(4 * rng.standard_normal((5, 3))) / 4 + 0.0)
+    y = normal(rng, (5, 3), per=4)
     steps, lr = 3, 0.1
     scenario = _describe(case, ctx.device) + f", {steps} steps of SGD(lora.parameters(), lr={lr}, momentum=0.9) on the MSE"
     got = sub.run(lora_train, case, y, steps, lr)
@@ -426,22 +435,29 @@ def training_steps(sub, ctx):
         _adapters_ok(got, case, scenario)
         for step, (got_step, want_step) in enumerate(zip(got["steps"], want["steps"]), start=1):
             for name, start in (("weight", case["W"]), ("bias", case["b"])):
-                assert_equal(got_step[KEY[name]], start, what=f"base.{name} after step {step}", scenario=scenario,
-                             hint=f"The optimizer moved the base's {name}: it still requires grad. Freeze every base parameter"
-                             " (requires_grad_(False)); only A and B train.")
+                with explained(partial(_base_moved_hint, sub, case, name)):
+                    assert_equal(got_step[KEY[name]], start, what=f"base.{name} after step {step}", scenario=scenario)
             for name in ("A", "B"):
-                try:
+                with explained(partial(_first_step_hint, got_step["B"], want_step["B"], case) if (step, name) == (1, "B") else (lambda: "")):
                     assert_close(got_step[name], want_step[name], what=f"lora.{name} after step {step}", scenario=scenario, dtype=torch.float64)
-                except CheckFailed as failure:
-                    if step == 1 and name == "B":
-                        _explain(failure, partial(_first_step_hint, got_step["B"], want_step["B"], case))
-                    raise
+
+
+def _base_moved_hint(sub, case, name):
+    """Control: the base's requires_grad flags right after construction say why training moved it."""
+    flags = control_value(sub, lora_construct, case, "trainable", read=lambda seen: seen["base_requires_grad"])
+    if flags is None:
+        return ""
+    if flags.get(name):
+        return (f"The optimizer moved the base's {name}: it still requires grad. Freeze every base parameter (requires_grad_(False)); only"
+                " A and B train.")
+    return (f"The base's {name} changed during training although it does not require grad, so no optimizer step moved it: your code writes"
+            f" into it in place (an add_ or copy_ on base.{name}, or its .data).")
 
 
 def _first_step_hint(got, want, case):
     """From B = 0 the first step of B is -lr * dL/dB, and dL/dB is proportional to the scale: a multiple of
     the true step shows the scale used."""
-    got, want = _f64(got), _f64(want)
+    got, want = f64(got, want)
     ratio = float((got * want).sum() / (want * want).sum())
     if abs(ratio - 1) > 1e-6 and torch.allclose(got, ratio * want, rtol=1e-9, atol=1e-12):
         return (f"Your first step of B is {ratio:.6g} times the true one; dL/dB = (alpha / r) (dL/dy)^T x A^T is proportional"
@@ -450,18 +466,16 @@ def _first_step_hint(got, want, case):
 
 
 def _merge_hint(got_weight, case):
-    got, want = _f64(got_weight), _merged_weight(case)
     tol = 10 * tolerance_for(case["W"].dtype)[0]
-    W, A, B, s = _f64(case["W"]), _f64(case["A"]), _f64(case["B"]), case["alpha"] / case["r"]
-    for variant, words in ((W + s * (B @ A).T if W.shape[0] == W.shape[1] else None, "base.weight + (alpha / r) (B @ A)^T: the update"
-                            " transposed. nn.Linear stores its weight as (out, in), the layout of B @ A, so add it as it is"),
-                           (_merged_weight(case, 1.0), "base.weight + B @ A, without the scale alpha / r"),
-                           (_merged_weight(case, case["alpha"]), "base.weight + alpha (B @ A): the scale is alpha / r"),
-                           (_merged_weight(case, s * s), "base.weight + (alpha / r)^2 (B @ A): the scale applied twice"),
-                           (W, "base.weight alone: the update is missing")):
-        if variant is not None and not torch.allclose(variant, want, rtol=tol, atol=tol) and torch.allclose(got, variant, rtol=tol, atol=tol):
-            return f"Your merged weight is {words}."
-    return ""
+    W, A, B = f64(case["W"], case["A"], case["B"])
+    s = case["alpha"] / case["r"]
+    known = {"base.weight + (alpha / r) (B @ A)^T: the update transposed. nn.Linear stores its weight as (out, in), the layout of B @ A, so add it as"
+             " it is": W + s * (B @ A).T if W.shape[0] == W.shape[1] else None,
+             "base.weight + B @ A, without the scale alpha / r": _merged_weight(case, 1.0),
+             "base.weight + alpha (B @ A): the scale is alpha / r": _merged_weight(case, case["alpha"]),
+             "base.weight + (alpha / r)^2 (B @ A): the scale applied twice": _merged_weight(case, s * s),
+             "base.weight alone: the update is missing": W}
+    return mistake_hint(got_weight, known, want=_merged_weight(case), rtol=tol, atol=tol, first=True, say="Your merged weight is {}.")
 
 
 @check("merge() returns a new nn.Linear equal to the adapted forward", devices=DEVICES)
@@ -476,16 +490,13 @@ def merge_equals_forward(sub, ctx):
         if not seen["is_linear"]:
             fail(f"lora.merge() ({scenario}): expected an nn.Linear, got a {seen['type']}; build a new nn.Linear(in, out) and copy"
                  " the merged weight and the base's bias into it")
-        meta, dtype = seen["weight"], _dtype(case["W"])
+        meta, dtype = seen["weight"], dtype_name(case["W"].dtype)
         if meta["dtype"] != dtype or meta["device"].split(":")[0] != sub.device:
             fail(f"lora.merge().weight ({scenario}): expected {dtype} on {sub.device} like the base, got {meta['dtype']} on"
                  f" {meta['device']}; create the layer with nn.Linear(..., dtype=base.weight.dtype, device=base.weight.device)")
-        try:
+        with explained(partial(_merge_hint, seen["weight_value"], case)):
             assert_close(seen["weight_value"], _merged_weight(case), what="lora.merge().weight = base.weight + (alpha / r) B @ A",
                          scenario=scenario, dtype=case["W"].dtype)
-        except CheckFailed as failure:
-            _explain(failure, partial(_merge_hint, seen["weight_value"], case))
-            raise
         if case["b"] is None:
             if seen["bias_value"] is not None:
                 fail(f"lora.merge().bias ({scenario}): the base has no bias, so the merged layer should have none (bias=False); got one")
@@ -494,7 +505,7 @@ def merge_equals_forward(sub, ctx):
         else:
             assert_close(seen["bias_value"], case["b"], what="lora.merge().bias (must equal base.bias)", scenario=scenario,
                          hint="Copy the base's bias into the new layer: nn.Linear starts with a random one.")
-        with on_input(Call.code("\n".join(_setup_code(case) + [SHOW_MERGE["output"]]))):
+        with on_input(_code(case, SHOW_MERGE["output"])):
             assert_close(seen["merged_out"], _adapted(case), what="lora.merge()(x) (must equal lora(x))", scenario=scenario,
                          dtype=case["x"].dtype)
 
@@ -512,13 +523,13 @@ def merge_leaves_module(sub, ctx):
         after = seen["after_merge"]
         base_moved = ("Your base.weight is now base.weight + (alpha / r) B @ A: merge() added the update into the base in place (as"
                       " PEFT's merge_and_unload does); the contract asks for a new layer and an untouched base.")
-        added = torch.allclose(_f64(after["W"]), _merged_weight(case), rtol=1e-6, atol=1e-6)
+        added = torch.allclose(f64(after["W"]), _merged_weight(case), rtol=1e-6, atol=1e-6)
         assert_equal(after["W"], case["W"], what="base.weight after lora.merge()", scenario=scenario, hint=base_moved if added else "")
         if case["b"] is not None:
             assert_equal(after["b"], case["b"], what="base.bias after lora.merge()", scenario=scenario)
         assert_close(after["out"], seen["before"], what="lora(x) after lora.merge() (must equal lora(x) before it)", scenario=scenario)
         poked = seen["after_poke"]
-        with on_input(Call.code("\n".join(_setup_code(case) + [SHOW_MERGE["shared"]]))):
+        with on_input(_code(case, SHOW_MERGE["shared"])):
             for name, start in (("weight", case["W"]), ("bias", case["b"])):
                 if start is not None:
                     assert_equal(poked[KEY[name]], start, what=f"base.{name} after adding 1 to the merged layer's {name} in place",
@@ -557,6 +568,6 @@ def _verify_reference_gradient(ctx, case, scenario):
     def forward(A, B, x):
         return torch.func.functional_call(lora, {"A": A, "B": B}, (x,))
 
-    inputs = [_f64(case[k]).clone().requires_grad_(True) for k in ("A", "B", "x")]
+    inputs = [f64(case[k]).clone().requires_grad_(True) for k in ("A", "B", "x")]
     if not torch.autograd.gradcheck(forward, inputs, raise_exception=False):
         raise GraderDefect(f"the reference LoRALinear's gradient fails torch.autograd.gradcheck ({scenario})")

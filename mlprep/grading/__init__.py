@@ -31,6 +31,7 @@ the sandbox's internals (_runner, _forkserver and _server, _sandbox, _isolation,
 
 from mlprep.grading._calls import Call, literal
 from mlprep.grading._wire import Opaque, origin_device
+from mlprep.grading import attention as attention  # the attention family's shared parts (causal-mask, gqa-attention, linear-attention, lora)
 from mlprep.grading.budgets import Growth, PeakMemory, growth_check, measure_peak_memory, time_ratio
 from mlprep.grading.cases import array_of, grid, lists_of, matrix, sized
 from mlprep.grading.checks import (MAX_SERIES_POINTS, CheckFailed, CheckSpec, GraderDefect, Series, check, explained, fail, on_input, reported_message,
