@@ -23,8 +23,9 @@ The parts (this face re-exports what graders use):
     budgets     time_ratio, growth_check, measure_peak_memory
     experiments rates over simulated runs in binomial bands (expect_rate); Student's t, chi-square, normal
     shrinking   shrink_on_failure, with the small cases of `cases` (grid, matrix, array_of, sized)
-Families, for the graders of a few exercises alike: losses (shifted_logits_hint, all_finite) and
-networks (run_code: a case written once as code, run in the sandbox and shown as the failing input).
+Families, for the graders of a few exercises alike: attention (its cases, probes and known mistakes),
+losses (shifted_logits_hint, all_finite), networks (run_code: a case written once as code, run in the
+sandbox and shown as the failing input).
 The judge's own modules live beside them: engine (grading one file), diagnosis, repro (scripts), and
 the sandbox's internals (_runner, _forkserver and _server, _sandbox, _isolation, _wire).
 """
