@@ -1,31 +1,14 @@
 """Checks for `windows-checkpoint`: time-series windows as views, a split with a gap, an exact and atomic checkpoint.
 
-Windows. Expected windows are sliced here, one by one, from the series: window i starts at
-i * stride, X[i] holds input_len steps and Y[i] the horizon steps after them, and only windows that
-fit whole count. Values are compared exactly (they are copies of the series' own numbers, np.arange
-so every window is recognisable). "Views" is graded by behaviour, in the sandbox: after the call the
-grader writes new values into the series in place (`series[...] = series * 10 + 7`) and a view must
-show them; a copy keeps the old ones. The split is graded by leakage, also by behaviour: changing
-series[split_at:] must leave every training window (inputs and targets) as it was, and changing
-series[:split_at + gap] every validation window; then exactly: the training windows are those of
-series[:split_at], the validation ones those of series[split_at + gap:].
+Windows are compared exactly with windows sliced here from np.arange series; "views" and "no leakage" are
+graded by behaviour: new values written into the series must show in the windows, and changing one side of
+the split must leave the other side's windows as they were.
 
-Checkpoint. Models and optimizers cannot cross the sandbox boundary, so each case is a scenario run
-in the sandbox with the grader's own small training setup (`build_run`, `train`: batch norm,
-dropout, Adam, StepLR, and draws from torch's, NumPy's and Python's RNGs in every step), which the
-failing input shows as code. What a correct resume must give is computed by the same code with no
-checkpoint at all, in the reference's sandbox (a process like the learner's, so results compare bit
-for bit): the states after k steps, the next draws of the three RNGs, and the uninterrupted run.
-Crashes are simulated by replacing torch.save during one call of save_checkpoint with one that
-writes the first half of the real bytes to its destination and then raises OSError, or, in a forked
-child, kills the process with SIGKILL; the previous checkpoint must still resume. Everything runs on
-the CPU: the contract is about torch's CPU generator.
-
-Hints follow the evidence: wrong windows are compared with what each known mistake gives on the same
-series (the last window missing, Y one step late, stride ignored, the window axis left last, training
-targets across split_at, the gap ignored or put on the wrong grid); a resumed run that does not match
-is compared with runs resumed by the grader with one part left out (the RNG states, NumPy's and
-random's, the optimizer, the scheduler, the objects themselves).
+Models and optimizers cannot cross the sandbox boundary, so each checkpoint case is a scenario run in the
+sandbox with the grader's own small training setup (build_run, train, seed_all), shown as code in the failing
+input; what a correct resume gives is computed by the same code without a checkpoint in the reference's
+sandbox, so results compare bit for bit. Everything checkpoint runs on the CPU: the contract is about torch's
+CPU generator.
 """
 
 import contextlib
@@ -38,16 +21,19 @@ import random
 import shutil
 import signal
 import tempfile
+from functools import partial
 
 import numpy as np
 import torch
 from torch import nn
 
-from mlprep.grading import Call, CheckFailed, assert_equal, check, expect_sequence, fail, inputs_from_code, on_input, scenario, shrink_on_failure
+from mlprep.grading import (Call, CheckFailed, assert_equal, check, expect_raises, expect_sequence, fail, inputs_from_code, inputs_unchanged, mistake_hint,
+                            on_input, outcome, scenario, shrink_on_failure, state_of)
 
 MAKE, SPLIT = ("make_windows",), ("split_windows",)
 CHECKPOINT = ("save_checkpoint", "resume")
 MUTATION = "series[...] = series * 10 + 7"
+READ_ONLY = "windows only read the series"
 SCRAMBLE = 12345  # every RNG is seeded with this between the save and resume
 TOTAL, RESUME_AT = 10, 4  # the resumed run: 4 steps, a checkpoint, 6 more; StepLR halves the rate every 3 steps
 
@@ -121,12 +107,12 @@ def split_mistakes(series, split_at, gap, L, H, s):
 
 
 def same_arrays(got, want):
-    return all(isinstance(g, np.ndarray) and g.shape == w.shape and np.array_equal(g, w) for g, w in zip(got, want))
+    return isinstance(got, (tuple, list)) and all(isinstance(g, np.ndarray) and g.shape == w.shape and np.array_equal(g, w) for g, w in zip(got, want))
 
 
 def matching(got, mistakes, want):
-    found = [text for text, made in mistakes.items() if not same_arrays(made, want) and same_arrays(got, made)]
-    return f"Your windows are what you get when {found[0]}." if len(found) == 1 else ""
+    """The sentence naming the one known mistake whose windows `got` are, or ""."""
+    return mistake_hint(got, mistakes, say="Your windows are what you get when {}.", same=same_arrays, is_right=partial(same_arrays, want=want))
 
 
 def judge_arrays(items, wants, *, what, names, starts=None, hint=""):
@@ -195,11 +181,8 @@ def on_series(module, series_code, fn, args):
 
 @scenario(repro=lambda interface, series_code, fn, args: Call.code(f"{series_code}\n{call_text(fn, args)}  # expected: ValueError"))
 def raises(module, series_code, fn, args):
-    try:
-        getattr(module, fn)(inputs_from_code(series_code, "series"), *args)
-    except Exception as exc:  # named for the judge, so its message can say what was raised instead
-        return {"raised": type(exc).__name__, "value_error": isinstance(exc, ValueError), "message": str(exc)[:200]}
-    return {"raised": None}
+    """Scenario: what fn raised on a series built in the sandbox (its result, if any, stays there)."""
+    return {**outcome(lambda: getattr(module, fn)(inputs_from_code(series_code, "series"), *args)), "result": None}
 
 
 def arange_code(T, F=0, dtype="float"):
@@ -214,13 +197,11 @@ def arange(T, F=0):
 
 def judge_make(sub, series, L, H, s, *, code=None):
     """make_windows on series (by value, or built in the sandbox from `code`) against the expected windows."""
-    got = sub.run(on_series, code, "make_windows", [L, H, s]) if code else sub.call("make_windows", series, L, H, s)
-    if not code and sub.last_mutated:
-        fail(f"make_windows() modified its input {', '.join(sub.last_mutated)} in place; windows only read the series.")
+    got = sub.run(on_series, code, "make_windows", [L, H, s]) if code else inputs_unchanged(sub, "make_windows", series, L, H, s, fix=READ_ONLY)
     starts = starts_of(0, len(series), L + H, s)
     want = windows_at(series, starts, L, H)
     what = f"make_windows(series, {L}, {H}, {s}) with series of shape {series.shape}" + (" (a strided view)" if code else "")
-    hint = matching(got, make_mistakes(series, L, H, s), want) if isinstance(got, (tuple, list)) else ""
+    hint = matching(got, make_mistakes(series, L, H, s), want)
     with on_input(Call.code(f"{arange_code(*series.shape)}\n{call_text('make_windows', (L, H, s))}")) if series.size > 20 and not code else contextlib.nullcontext():
         judge_pair(got, want, what=what, starts=starts, hint=hint)
 
@@ -331,9 +312,7 @@ def window_views(sub, ctx):
 def judge_split(sub, series, split_at, gap, L, H, s, side):
     """split_windows(series, ...) against the expected windows of one side ('train' or 'valid')."""
     args = (split_at, gap, L, H, s)
-    got = sub.call("split_windows", series, *args)
-    if sub.last_mutated:
-        fail(f"split_windows() modified its input {', '.join(sub.last_mutated)} in place; windows only read the series.")
+    got = inputs_unchanged(sub, "split_windows", series, *args, fix=READ_ONLY)
     T, size = len(series), L + H
     starts = {"train": starts_of(0, split_at, size, s), "valid": starts_of(split_at + gap, T, size, s)}
     parts = expect_sequence(got, 2, what=f"split_windows(series, {', '.join(map(str, args))})")
@@ -344,7 +323,7 @@ def judge_split(sub, series, split_at, gap, L, H, s, side):
     what = f"split_windows(series, {', '.join(map(str, args))}) with series of shape {series.shape}: {'(X_tr, Y_tr)' if side == 'train' else '(X_va, Y_va)'}"
     want = windows_at(series, starts[side], L, H)
     mistakes = {text: made[index] for text, made in split_mistakes(series, *args).items()}
-    hint = f"{where} " + (matching(parts[index], mistakes, want) if isinstance(parts[index], (tuple, list)) else "")
+    hint = f"{where} " + matching(parts[index], mistakes, want)
     with on_input(Call.code(f"{arange_code(*series.shape)}\n{call_text('split_windows', args)}")) if series.size > 20 else contextlib.nullcontext():
         judge_pair(parts[index], want, what=what, names=("X_tr", "Y_tr") if side == "train" else ("X_va", "Y_va"), starts=starts[side], hint=hint.strip())
 
@@ -419,12 +398,7 @@ RAISE_CASES = [
 @check("input_len, horizon or stride below 1, a negative gap and split_at outside [0, T] raise ValueError", uses=MAKE + SPLIT)
 def bad_arguments(sub, ctx):
     for fn, code, args in RAISE_CASES:
-        got = sub.run(raises, code, fn, list(args))
-        what = f"{call_text(fn, args)} with series = {code.split(' = ', 1)[1]}"
-        if got.get("raised") is None:
-            fail(f"{what}: expected ValueError, but it returned normally.")
-        if not got.get("value_error"):
-            fail(f"{what}: expected ValueError, got {got['raised']}: {got.get('message', '')}", got=got["raised"])
+        expect_raises(sub.run(raises, code, fn, list(args)), what=f"{call_text(fn, args)} with series = {code.split(' = ', 1)[1]}", shown=lambda _: "normally")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -477,15 +451,9 @@ def scratch_path():
 
 
 def snapshot(model, optimizer, scheduler):
-    """Plain data: the model's state_dict (parameters and buffers), the optimizer's per-parameter state and learning
-    rates, the scheduler's epoch count and last learning rates."""
-    state = optimizer.state_dict()["state"]
-    return {
-        "model": {name: value.detach().clone() for name, value in model.state_dict().items()},
-        "optimizer": {int(i): {k: v.detach().clone() if torch.is_tensor(v) else v for k, v in s.items()} for i, s in state.items()},
-        "lr": [group["lr"] for group in optimizer.param_groups],
-        "scheduler": {"last_epoch": scheduler.last_epoch, "last_lr": list(scheduler.get_last_lr())},
-    }
+    """state_of the three, the optimizer's state keyed by parameter index as in optimizer.state_dict()["state"]."""
+    state = state_of(model, optimizer, scheduler)
+    return {**state, "optimizer": {i: entry for i, entry in enumerate(state["optimizer"]) if entry}}
 
 
 def rng_draws():

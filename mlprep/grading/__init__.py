@@ -40,6 +40,7 @@ from mlprep.grading.mistakes import matching_mistakes, mistake_hint, same_values
 from mlprep.grading.probes import (Snapshot, control_value, expect_raises, fail_if_changed, gradcheck_float64, inputs_unchanged, invariance_probe, outcome,
                                    peak_traced_memory, raised_by, value_and_grad)
 from mlprep.grading.shrinking import shrink_on_failure
+from mlprep.grading.training import largest_change as largest_change, optimizer_state as optimizer_state, parameters_of as parameters_of, state_of as state_of
 from mlprep.grading.values import as_bool, as_float, as_int, describe_value, dtype_name, expect_record, expect_sequence
 from mlprep.text import plural
 
