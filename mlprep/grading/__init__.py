@@ -32,6 +32,8 @@ from mlprep.grading.budgets import Growth, PeakMemory, growth_check, measure_pea
 from mlprep.grading.cases import array_of, grid, lists_of, matrix, sized
 from mlprep.grading.checks import (MAX_SERIES_POINTS, CheckFailed, CheckSpec, GraderDefect, Series, check, explained, fail, on_input, reported_message,
                                    scenario, series_on_failure)
+from mlprep.grading.crashes import (IN_FOLDER as IN_FOLDER, crash_points as crash_points, folder_files as folder_files, half_written as half_written,
+                                    in_child as in_child, restore_folder as restore_folder, scratch_folder as scratch_folder)
 from mlprep.grading.compare import (assert_close, assert_dtype, assert_equal, assert_finite, assert_keeps_precision, assert_returns_like, assert_shape,
                                     tolerance_for)
 from mlprep.grading.expected import central_differences, inputs_from_code, log_softmax, logsumexp
