@@ -18,7 +18,7 @@ from functools import partial
 
 import torch
 
-from mlprep.grading import (Call, CheckFailed, GraderDefect, Series, as_float, assert_close, check, control_value, expect_sequence,
+from mlprep.grading import (Call, CheckFailed, GraderDefect, Series, as_float, assert_close, check, control_value, expect_record, expect_sequence,
                             explained, fail, literal, matching_mistakes, on_input, optimizer_state, parameters_of, same_values, scenario,
                             series_on_failure, shrink_on_failure)
 
@@ -248,7 +248,8 @@ def _batches(spec, device):
 def training_run(module, spec, device):
     """Scenario: a model, an optimizer and the learner's scaler, then train_step once per batch; the initial
     parameters and optimizer state, and after every step: what train_step returned, the scale, the
-    parameters and the optimizer state."""
+    parameters and the optimizer state. With spec["clear_grads"] (a control run for a hint), the grader
+    sets every p.grad to None before each train_step."""
     model = _build_model(spec).to(device)
     name, kwargs = spec["optimizer"]
     optimizer = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam}[name](model.parameters(), **kwargs)
@@ -257,6 +258,8 @@ def training_run(module, spec, device):
     record = {"params0": parameters_of(model), "state0": optimizer_state(optimizer), "scale0": float(scaler.scale), "stepped": [], "scales": [],
               "params": [], "state": []}
     for batch in _batches(spec, device):
+        if spec.get("clear_grads"):
+            model.zero_grad(set_to_none=True)
         record["stepped"].append(module.train_step(model, LOSSES[spec["loss"]], batch, optimizer, scaler, **clip))
         record["scales"].append(float(scaler.scale))
         record["params"].append(parameters_of(model))
@@ -571,27 +574,50 @@ def _changed_at(got, k):
         return None
 
 
-def _flag_hint(got, want, spec, k):
-    """What train_step's wrong return value at step k comes with, as the record shows it."""
+def _steps_with_grads_cleared(sub, device, spec, k):
+    """A control run: whether the learner's train_step steps at step k (0-based) when the grader clears every p.grad
+    before each call. True shows that what stopped it is left in p.grad from an earlier step."""
+    return control_value(sub, training_run, {**spec, "clear_grads": True}, device,
+                         read=lambda record: as_flag(record["stepped"][k], what="train_step's return value", scenario="control"))
+
+
+def _unscale_misses(sub, device, values):
+    """A control: the values of `values` (inf, nan) that the learner's unscale_ alone does not find in float32 gradients
+    that all hold it, as a poisoned loss's do (it returns True there); None when the control gives no answer."""
+    found = [control_value(sub, unscale_probe, [torch.tensor([1.0, v, 2.0]), torch.tensor([v, 3.0])], 1.0, device,
+                           read=lambda got: as_flag(got["result"], what="unscale_'s return value", scenario="control")) for v in values]
+    return None if None in found else [v for v, finite in zip(values, found) if finite]
+
+
+def _flag_hint(sub, device, got, want, spec, k):
+    """What train_step's wrong return value at step k comes with, as the record and control runs show it."""
     changed = _changed_at(got, k)
     if want["stepped"][k]:
         if changed:
             return "Your train_step did change the parameters in this step (the optimizer stepped), yet returned False: return True exactly when it stepped."
         skipped = [j for j in range(k) if not want["stepped"][j]]
-        if skipped:
-            return (f"Every gradient of this step is finite; an inf/NaN your check saw may be left over from the overflow at step"
-                    f" {skipped[-1] + 1}: zero the grads at the start of each step.")
+        if skipped and _steps_with_grads_cleared(sub, device, spec, k):
+            return (f"Every gradient of this step is finite; the inf/NaN your check saw is left over from the overflow at step {skipped[-1] + 1}:"
+                    " run with every p.grad cleared before each call (by the grader), your train_step steps here. Zero the grads at the start"
+                    " of each step.")
         return "Every gradient of this step is finite, so the optimizer must step."
     if changed is False:
         return "Your train_step skipped the step as it should (parameters and optimizer state unchanged), yet returned True: return False when it skips."
     poison = (spec.get("poison") or [1.0] * (k + 1))[k]
-    if isinstance(poison, float) and math.isnan(poison):
+    if poison == 1.0:
+        return "The scaled gradients overflow float16 at this scale (they hold inf): skip the step."
+    nan = isinstance(poison, float) and math.isnan(poison)
+    missed = _unscale_misses(sub, device, [math.nan] if nan else [math.inf, math.nan])
+    if missed is None:
+        return ""
+    if not missed:
+        return (f"Your unscale_ alone finds {'a NaN' if nan else 'an inf and a NaN'} in a gradient (it returns False), yet train_step stepped"
+                " here: skip optimizer.step() (and clipping) when unscale_ returns False, and return False.")
+    if nan:
         return ("The scaled gradients are NaN here (the loss was multiplied by nan), and a NaN is not an inf: test with torch.isfinite,"
                 " which catches inf, -inf and NaN; then skip the step.")
-    if poison != 1.0:
-        return ("The loss was multiplied by inf, so the scaled gradients hold inf or NaN (inf * 0 is NaN in backward): skip the step;"
-                " torch.isfinite catches both.")
-    return "The scaled gradients overflow float16 at this scale (they hold inf): skip the step."
+    return ("The loss was multiplied by inf, so the scaled gradients hold inf or NaN (inf * 0 is NaN in backward): skip the step;"
+            " torch.isfinite catches both.")
 
 
 def _scale_control_hint(sub, got, want, spec, k):
@@ -736,7 +762,7 @@ def _walk_run(sub, got, want, spec, device, *, scenario, rtol, atol):
         with on_input(training_code(spec, device, k + 1, "stepped")):
             flag = as_flag(got["stepped"][k], what="train_step's return value", scenario=where)
             if flag != want["stepped"][k]:
-                fail(f"train_step ({where}): expected {want['stepped'][k]}, got {flag}. {_flag_hint(got, want, spec, k)}",
+                fail(f"train_step ({where}): expected {want['stepped'][k]}, got {flag}.", explain=partial(_flag_hint, sub, device, got, want, spec, k),
                      step=k + 1, expected=want["stepped"][k], got=flag)
         if not want["stepped"][k]:
             _unchanged_on_overflow(got, k, names, where, spec, device)
@@ -961,7 +987,9 @@ def none_grads_skipped(sub, ctx):
     scenario = f"unscale_ on {ctx.device} with grads {_describe_grads(grads)} (the middle parameter got no gradient), scale {scale:g}"
     got, flag = _unscale_record(sub, grads, scale, scenario, ctx.device)
     if not flag:
-        fail(f"unscale_ ({scenario}): expected True (the existing grads are finite; a missing grad is not an overflow), got False",
+        alone = control_value(sub, unscale_probe, [g[0], g[2]], scale, ctx.device, read=lambda r: as_flag(r["result"], what="unscale_", scenario="control"))
+        fail(f"unscale_ ({scenario}): expected True (the existing grads are finite), got False"
+             + ("; a missing grad is not an overflow: for the same grads without the parameter that has none, your unscale_ returns True" if alone else ""),
              failing_input=unscale_code(grads, scale, ctx.device, show="finite"))
     _compare_unscaled(got, grads, scale, scenario, ctx.device)
 
@@ -969,6 +997,55 @@ def none_grads_skipped(sub, ctx):
             "scaler": {"init_scale": 2.0**10, "growth_interval": 2}, "poison": [1.0, 1.0, math.inf, 1.0]}
     compare_run(sub, sub.run(training_run, spec, ctx.device), expected(ctx, training_run, spec, "cpu"), spec, ctx.device,
                 scenario=f"train_step on {ctx.device}, MLP 4-8-1 plus a head that forward never uses, SGD momentum 0.9, init_scale 1024")
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks: scale_loss
+# ---------------------------------------------------------------------------------------------
+SCALED_LOSSES = [  # (what the loss (w . x) is multiplied by, scale, text): ordinary, then extreme
+    (1.0, 2.0**16, "an ordinary loss, -0.5"), (-2e34, 2.0**16, "a loss of 1e34, which times the scale overflows float32 to inf"),
+    (math.inf, 1024.0, "an inf loss"), (math.nan, 1024.0, "a NaN loss"),
+]
+LOSS_X = [2.0, 1.0]  # loss = (w * LOSS_X).sum() * factor, w = (0.5, -1.5): d loss / d w = factor * LOSS_X
+
+
+def scale_loss_code(factor, scale):
+    return Call.code(f"w = torch.tensor([0.5, -1.5], requires_grad=True)\nloss = (w * torch.tensor({LOSS_X!r})).sum() * {_float_code(factor)}\n"
+                     f"before = loss.detach().clone()\nscaled = DynamicLossScaler(init_scale={_float_code(scale)}).scale_loss(loss)\nscaled.backward()\n"
+                     "scaled, loss, before, w.grad  # scale_loss returns loss * scale, leaves loss as it was; backward gives scale times the gradient")
+
+
+@scenario(repro=lambda interface, factor, scale: scale_loss_code(factor, scale))
+def scale_loss_probe(module, factor, scale):
+    """Scenario: scale_loss on a float32 loss computed from a weight: what it returned, the loss before and after the
+    call, and the weight's gradient after backward through the result."""
+    w = torch.tensor([0.5, -1.5], requires_grad=True)
+    loss = (w * torch.tensor(LOSS_X)).sum() * factor
+    before = loss.detach().clone()
+    scaled = module.DynamicLossScaler(init_scale=scale).scale_loss(loss)
+    record = {"scaled": scaled.detach().clone() if torch.is_tensor(scaled) else scaled, "before": before, "after": loss.detach().clone(), "grad": None}
+    if torch.is_tensor(scaled) and scaled.requires_grad:
+        scaled.backward()
+        record["grad"] = w.grad.clone()
+    return record
+
+
+@check("scale_loss returns loss * scale, through which backward gives scale times the gradient, and leaves the loss unchanged", uses=SCALER)
+def scale_loss_times_scale(sub, ctx):
+    for factor, scale, text in SCALED_LOSSES:
+        scenario = f"scale {_fmt_scale(scale)}, {text}"
+        got = expect_record(sub.run(scale_loss_probe, factor, scale), ("scaled", "before", "after", "grad"), what="scale_loss(loss)", scenario=scenario)
+        before = got["before"]
+        if not same_values(got["after"], before, equal_nan=True):
+            fail(f"scale_loss(loss) ({scenario}) changed the loss in place: it was {before.item():.8g} before the call and {got['after'].item():.8g}"
+                 " after. Return a new tensor, loss * self.scale: the caller's loss (logged, compared, reused) must stay the loss.",
+                 what="the loss after scale_loss", got="changed", first_index="")
+        assert_close(got["scaled"], before * scale, what="scale_loss(loss)", scenario=scenario, equal_nan=True)
+        if math.isfinite(factor):
+            if got["grad"] is None:
+                fail(f"scale_loss(loss) ({scenario}): backward through its result reached no parameter; multiply the loss by the scale"
+                     " with torch operations (loss * self.scale), so that the graph is kept.", what="the weight's gradient", got="None", first_index="")
+            assert_close(got["grad"], torch.tensor(LOSS_X) * factor * scale, what="d scale_loss(loss) / d w", scenario=scenario)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1031,8 +1108,10 @@ def half_model_recovers(sub, ctx):
     if isinstance(flags, list) and flags and all(f is False for f in flags):
         scales = [float(s) for s in got["scales"]]
         if scales[-1] < 2.0**13:
-            why = ("The scale did go down, below the 2**13 at which this model's scaled gradients fit float16, and still"
-                   " every step overflowed: is an inf from an earlier step left in p.grad? Zero the grads at the start of each step.")
+            why = "The scale did go down, below the 2**13 at which this model's scaled gradients fit float16, and still every step overflowed."
+            if _steps_with_grads_cleared(sub, ctx.device, spec, len(flags) - 1):
+                why += (" Run with every p.grad cleared before each call (by the grader), your train_step does step: an inf from an earlier step"
+                        " is left in p.grad. Zero the grads at the start of each step.")
         else:
             why = "Each overflow must lower the scale (scaler.update(found_inf=True)) until the scaled gradients fit float16, here from 2**13 on."
         fail(f"{scenario}: no step succeeded in 8 steps (train_step returned {got['stepped']}, scales {[_fmt_scale(s) for s in scales]}). {why}",
