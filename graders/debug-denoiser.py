@@ -19,8 +19,13 @@ from functools import partial
 import torch
 import torch.nn.functional as F
 
-from mlprep.grading import (Call, CheckFailed, as_float, assert_close, assert_returns_like, check, expect_record, expect_sequence, explained, fail, inputs_unchanged,
-                            largest_change, mistake_hint, parameters_of, same_values, scenario)
+try:
+    from torch.optim.optimizer import register_optimizer_step_pre_hook  # a hook on every optimizer's step (torch >= 2.0)
+except ImportError:
+    register_optimizer_step_pre_hook = None
+
+from mlprep.grading import (Call, CheckFailed, Snapshot, as_float, assert_close, assert_returns_like, check, expect_record, expect_sequence, explained, fail,
+                            fail_if_changed, inputs_unchanged, largest_change, mistake_hint, parameters_of, plural, same_values, scenario)
 
 DEVICES = ("cpu", "cuda")
 LENGTH = 32
@@ -102,9 +107,22 @@ def _model(module, device):
     return model.to(device)
 
 
-def _train(module, model, data, spec, **overrides):
+def _train(module, model, data, spec, steps=None, **overrides):
+    """The learner's train(); with a list `steps`, each optimizer.step() it makes is recorded there: whether the
+    model's parameters held a gradient (a nonzero entry) at that moment."""
     settings = {"epochs": spec["epochs"], "lr": spec["lr"], "batch_size": spec["batch_size"], **overrides}
-    return module.train(model, data, seed=0, **settings)
+    ids = {id(p) for p in model.parameters()}
+
+    def seen(optimizer, args, kwargs):
+        params = [p for group in optimizer.param_groups for p in group["params"] if id(p) in ids]
+        steps.append(any(p.grad is not None and bool(torch.count_nonzero(p.grad)) for p in params))
+
+    handle = register_optimizer_step_pre_hook(seen) if steps is not None and register_optimizer_step_pre_hook is not None else None
+    try:
+        return module.train(model, data, seed=0, **settings)
+    finally:
+        if handle is not None:
+            handle.remove()
 
 
 def _eval_output(model, x):
@@ -121,17 +139,17 @@ def _eval_mse(model, x, y):
     return F.mse_loss(_eval_output(model, x), y.cpu()).item()
 
 
-def _evidence(model, x, y, before):
-    """What a failed run shows: how far the parameters moved, the output's distance to its noisy input,
-    and p.grad's size at the end against one fresh gradient (eval mode) on the same data."""
+def _evidence(model, x, y, before, steps):
+    """What a failed run shows: how far the parameters moved, the optimizer steps made and how many with a gradient,
+    the output's distance to its noisy input, and p.grad's size at the end against one fresh gradient (eval mode)."""
     params = [p for p in model.parameters() if p.requires_grad]
     to_input, to_target = _eval_mse(model, x, x), _eval_mse(model, x, y)
     model.eval()
     left = [p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p) for p in params]
     fresh = torch.autograd.grad(F.mse_loss(model(x), y), params, allow_unused=True)
     norm = lambda gs: math.sqrt(sum(float((g.double() ** 2).sum()) for g in gs if g is not None))
-    return {"moved": largest_change(before, parameters_of(model)), "to_input": to_input, "to_target": to_target, "grad_left": norm(left),
-            "grad_fresh": norm(fresh)}
+    return {"moved": largest_change(before, parameters_of(model)), "steps": len(steps), "steps_with_grad": sum(steps), "to_input": to_input,
+            "to_target": to_target, "grad_left": norm(left), "grad_fresh": norm(fresh)}
 
 
 @scenario(repro=lambda interface, spec, device: run_code(spec, device, *MEASURE))
@@ -139,9 +157,9 @@ def validation_run(module, spec, device):
     """Scenario: the seeded training run; the validation MSE of the trained model (eval mode) and the evidence."""
     data = normalised(spec["n_train"], spec["n_val"], spec["seed"], device)
     model = _model(module, device)
-    before = parameters_of(model)
-    _train(module, model, data, spec)
-    return {"val_out": _eval_output(model, data[2]), **_evidence(model, data[0], data[1], before)}
+    before, steps = parameters_of(model), []
+    _train(module, model, data, spec, steps)
+    return {"val_out": _eval_output(model, data[2]), **_evidence(model, data[0], data[1], before, steps)}
 
 
 def _overfit_code(spec, device):
@@ -158,9 +176,9 @@ def overfit_run(module, spec, device):
     x, y, _, _ = normalised(spec["n"], 1, spec["seed"], device)
     x, y = x.contiguous(), y.contiguous()
     model = _model(module, device)
-    before = parameters_of(model)
-    _train(module, model, (x, y, x.clone(), y.clone()), spec)
-    return {"batch_out": _eval_output(model, x), **_evidence(model, x, y, before)}
+    before, steps = parameters_of(model), []
+    _train(module, model, (x, y, x.clone(), y.clone()), spec, steps)
+    return {"batch_out": _eval_output(model, x), **_evidence(model, x, y, before, steps)}
 
 
 MOVED_SHOW = "max((p.detach() - b).abs().max().item() for p, b in zip(model.parameters(), before))  # the largest change of any parameter"
@@ -169,12 +187,12 @@ MOVED_SHOW = "max((p.detach() - b).abs().max().item() for p, b in zip(model.para
 @scenario(repro=lambda interface, spec, device: run_code({**spec, "epochs": 1}, device, MOVED_SHOW,
                                                          before=["before = [p.detach().clone() for p in model.parameters()]"]))
 def one_epoch_run(module, spec, device):
-    """Scenario: one epoch (3 steps); how far the parameters moved."""
+    """Scenario: one epoch (3 steps); how far the parameters moved, the optimizer steps made and how many with a gradient."""
     data = normalised(spec["n_train"], spec["n_val"], spec["seed"], device)
     model = _model(module, device)
-    before = parameters_of(model)
-    _train(module, model, data, spec, epochs=1)
-    return {"moved": largest_change(before, parameters_of(model))}
+    before, steps = parameters_of(model), []
+    _train(module, model, data, spec, steps, epochs=1)
+    return {"moved": largest_change(before, parameters_of(model)), "steps": len(steps), "steps_with_grad": sum(steps)}
 
 
 @scenario(repro=lambda interface, spec, device, handed_in_eval: run_code(
@@ -208,6 +226,21 @@ def history_run(module, spec, device):
     model.train()  # for the evidence only: does evaluate() give the same value twice on this model?
     found["evaluate_twice"] = _plain([module.evaluate(model, data[2], data[3]) for _ in range(2)])
     return found
+
+
+@scenario(repro=lambda interface, spec, device: run_code(spec, device, "evaluate(model, data[2], data[3])",
+                                                         "[torch.equal(a, b) for a, b in zip(data, before)]  # each tensor as it was",
+                                                         before=["before = [t.clone() for t in data]"]))
+def data_kept(module, spec, device):
+    """Scenario: which of the caller's tensors train() changed in place, then which of x_val, y_val evaluate() did."""
+    data = normalised(spec["n_train"], spec["n_val"], spec["seed"], device)
+    model = _model(module, device)
+    kept = Snapshot(x_train=data[0], y_train=data[1], x_val=data[2], y_val=data[3])
+    _train(module, model, data, spec)
+    trained = kept.changed()
+    kept = Snapshot(x_val=data[2], y_val=data[3])
+    module.evaluate(model, data[2], data[3])
+    return {"train": trained, "evaluate": kept.changed()}
 
 
 def _plain(value):
@@ -259,12 +292,21 @@ def _mse(out, target, what):
     return float(((out.double() - target.double()) ** 2).mean())
 
 
+def _unmoved_cause(got):
+    """Why no parameter moved, as the optimizer steps the run made show it."""
+    if not got.get("steps"):
+        return "optimizer.step() was never called on this model's parameters: call it once per batch, after loss.backward()."
+    if not got.get("steps_with_grad"):
+        return (f"optimizer.step() ran {plural(got['steps'], 'time')}, every time with all gradients zero: it never saw a gradient. The order per step is"
+                " zero_grad(), forward, loss, backward(), step(): a step() before backward() (or a zero_grad() between them) steps on zeros.")
+    return (f"optimizer.step() ran with gradients ({got['steps_with_grad']} of {plural(got['steps'], 'step')}), yet no parameter moved: does the"
+            " optimizer hold this model's parameters (model.parameters()), with a learning rate above 0?")
+
+
 def _training_evidence(got):
     """(what the failed run shows, as the diagnosis compares it, or None; the hint it gives, or "")."""
     if got["moved"] == 0.0:
-        return "the parameters never moved", (
-            "No parameter changed at all during training: optimizer.step() never saw a gradient. The order per step is zero_grad(),"
-            " forward, loss, backward(), step(): a step() before backward() (or a zero_grad() between them) steps on zeros.")
+        return "the parameters never moved", f"No parameter changed at all during training: {_unmoved_cause(got)}"
     if got["to_input"] < 0.5 * got["to_target"]:
         return "the output copies the noisy input", (
             f"The trained model's output is close to its noisy input (MSE {got['to_input']:.3g} to the input, {got['to_target']:.3g} to the"
@@ -315,9 +357,7 @@ def parameters_move(sub, ctx):
     if not got["moved"] > 0:
         steps = SMALL["n_train"] // SMALL["batch_size"]
         fail(f"train(model, data, epochs=1, batch_size={SMALL['batch_size']}) on {SMALL['n_train']} signals ({steps} steps, {ctx.device}) left"
-             " every parameter exactly as build_model() made it: the optimizer stepped with zero gradients. Per step the order is"
-             " optimizer.zero_grad(), the forward pass and the loss, loss.backward(), optimizer.step(): step() right after zero_grad()"
-             " (before backward) or a zero_grad() between backward() and step() steps on nothing.",
+             f" every parameter exactly as build_model() made it. {_unmoved_cause(got)}",
              what="largest parameter change in one epoch", got=f"{got['moved']:.6g}", first_index="")
 
 
@@ -339,6 +379,9 @@ def _judge_modes(modes, spec, device, handed_in_eval):
     if first == 1 and handed_in_eval:
         why = (" train() never switched the model to train mode: a model can come in eval mode (after an evaluate()), so"
                " call model.train() at the start of every epoch.")
+    elif first == 1:
+        why = (" The model came in train mode, and already the first step ran in eval mode: train() switches it to eval mode before"
+               " training (an evaluate() or a model.eval() before the batch loop?).")
     elif (first - 1) % steps_per_epoch == 0:
         why = (f" Eval mode starts at the first step after epoch {(first - 1) // steps_per_epoch}'s evaluate(): model.eval() switches"
                " dropout off and nothing switches it back. Call model.train() at the start of every epoch (or have evaluate() restore"
@@ -354,7 +397,9 @@ def train_mode_after_evaluate(sub, ctx):
     _judge_modes(sub.run(mode_run, SMALL, ctx.device, False), SMALL, ctx.device, False)
 
 
-@check("train() switches a model handed in eval mode to train mode", devices=DEVICES)
+@check("train() switches a model handed in eval mode to train mode", devices=DEVICES,
+       edge="`train(...)` runs every training step (every forward pass that a `backward()` goes through) with the model in train mode (dropout on),"
+            " whatever mode the model is in when `train` is called and after each `evaluate()`.")
 def train_mode_from_eval(sub, ctx):
     _judge_modes(sub.run(mode_run, SMALL, ctx.device, True), SMALL, ctx.device, True)
 
@@ -373,6 +418,15 @@ def evaluate_dropout_off(sub, ctx):
              " The result changes from call to call, so dropout is still active: call model.eval() before the forward pass (torch.no_grad()"
              " alone does not switch dropout off).", what="evaluate() twice", got="differs between calls", first_index="")
     assert_close(first, want, what="evaluate()'s result", scenario=where, rtol=HISTORY_RTOL, atol=HISTORY_ATOL)
+
+
+@check("train() and evaluate() leave the caller's data unchanged", devices=DEVICES)
+def data_unchanged(sub, ctx):
+    got = expect_record(sub.run(data_kept, SMALL, ctx.device), ("train", "evaluate"), what="train() and evaluate()")
+    fail_if_changed(got["train"], who="train()", where=f"train(model, data, epochs={SMALL['epochs']}) on {SMALL['n_train']} signals ({ctx.device})",
+                    fix="train on the tensors as they are, or on copies (augment a copy: x = x + noise, never x += noise)")
+    fail_if_changed(got["evaluate"], who="evaluate()", where=f"evaluate(model, x_val, y_val) after that training ({ctx.device})",
+                    fix="measure without writing into x or y")
 
 
 def _history_cause(got, value):
@@ -428,6 +482,13 @@ def _normalise_mistakes(train, val, ddof):
         "the training split is normalised with the validation statistics; fit them on the training inputs":
             [(n - mv) / sv, (c - mv) / sv, (nv - mv) / sv, (cv - mv) / sv],
         "the validation split is left in raw units": [(n - m) / s, (c - m) / s, nv, cv],
+        "the statistics are taken per time step (over dim 0), not over all values: they are two numbers, noisy_train.mean() and"
+        " noisy_train.std()": [(t - n.mean(0)) / n.std(0, correction=ddof) for t in (n, c, nv, cv)],
+        "each signal is standardised with its own mean and std (over dim 1), which erases the offsets the model must keep: the statistics are"
+        " two numbers, over all values of the training inputs": [(n - n.mean(1, keepdim=True)) / n.std(1, correction=ddof, keepdim=True),
+                                                                  (c - n.mean(1, keepdim=True)) / n.std(1, correction=ddof, keepdim=True),
+                                                                  (nv - nv.mean(1, keepdim=True)) / nv.std(1, correction=ddof, keepdim=True),
+                                                                  (cv - nv.mean(1, keepdim=True)) / nv.std(1, correction=ddof, keepdim=True)],
     }
 
 
