@@ -545,24 +545,28 @@ LATEST_CODE = (training_code() + SCRATCH_CODE + "seed_all(0)\nmodel, optimizer, 
 
 @scenario(repro=lambda interface: Call.code(LATEST_CODE))
 def latest_step(module):
+    """Scenario: two saves to the same path, then resume: what it returned, and whether the second save rewrote the file."""
     with scratch_path() as path:
         seed_all(0)
         run = build_run(0)
         train(*run, 3)
         module.save_checkpoint(path, *run, 3)
+        first = _read(path)
         train(*run, 2)
         module.save_checkpoint(path, *run, 5)
-        return module.resume(path, *build_run(7))
+        return {"step": module.resume(path, *build_run(7)), "rewritten": _read(path) != first}
 
 
 @check("resume returns the step of the latest save_checkpoint at path (a second save replaces the first)", uses=CHECKPOINT)
 def resume_step(sub, ctx):
-    got = sub.run(latest_step)
+    got = expect_record(sub.run(latest_step), ("step", "rewritten"), what="resume(path, model, optimizer, scheduler)")
     scenario_text = "saved at step 3, then at step 5 to the same path"
-    value = as_step(got, "resume(path, model, optimizer, scheduler)", scenario_text)
+    value = as_step(got["step"], "resume(path, model, optimizer, scheduler)", scenario_text)
     if value != 5:
-        hint = " That is the first save's step: the second save_checkpoint did not replace the file at path." if value == 3 else ""
-        fail(f"resume(path, model, optimizer, scheduler) ({scenario_text}): expected 5, got {got!r}.{hint}", expected="5", got=repr(got))
+        hint = ("" if value != 3 else " That is the first save's step: the second save_checkpoint did not replace the file at path."
+                if not got["rewritten"] else " That is the first save's step, although the second save_checkpoint rewrote the file at path:"
+                " does the checkpoint hold the step it was given?")
+        fail(f"resume(path, model, optimizer, scheduler) ({scenario_text}): expected 5, got {got['step']!r}.{hint}", expected="5", got=repr(got["step"]))
 
 
 @check("resume loads the model's parameters and buffers (batch norm's running statistics) into the model passed to it", uses=CHECKPOINT)
