@@ -13,9 +13,10 @@ A file call is a call of one of FILE_CALLS (those that create, write, rename or 
 writing, os.write, os.fsync, os.replace, os.remove, shutil.copyfile...), by whatever the code runs, nested ones
 included: shutil.copyfile's open of its destination is a call of its own. `also` adds functions of the exercise,
 each as (owner, name, the positions of its file arguments): [(torch, "save", (1,))], as torch.save writes from C++
-(one opaque call). Each call is described by the roles of its file
-arguments ("path", "a file in path's folder", "a file in another folder", "a file descriptor"), never by their
-names, so that the same behaviour reads the same in every run.
+(one opaque call; half_written probes the middle of it). Writes through a file object's own methods (f.write) are
+no calls: C methods cannot be wrapped. Each call is described by the roles of its file arguments ("path", "a file
+in path's folder", "a file in another folder", "a file descriptor"), never by their names, so that the same
+behaviour reads the same in every run.
 """
 
 from __future__ import annotations
