@@ -1,34 +1,31 @@
 """Checks for `debug-denoiser`: the fixed training script, judged by what it does, never by its text.
 
-Models, optimizers and data cannot cross the sandbox boundary, so every training check is one
-scenario: it builds the data with the script's own recipe (`signals`, the stub's make_signals),
-normalised with the training inputs' statistics by the grader (so that a wrong normalise() shows in
-its own check and nowhere else), seeds torch, builds the learner's model, calls the learner's
-train(), and returns plain data: the trained model's outputs (eval mode, no gradients), whose MSE the
-judge computes in float64 against the targets it builds itself; as evidence for the hints, how far
-the parameters moved, how far the output is from the noisy input, and the size of what p.grad holds
-at the end against one fresh gradient; for the mode checks, model.training at every forward pass
-that a backward went through (a forward hook that hangs a tensor hook on the output).
+Every training check is one scenario: the grader's own data (the stub's recipe, normalised with the training
+inputs' statistics by the grader, so that a wrong normalise() shows in its own check only), a seeded
+build_model(), the learner's train(). Back come the trained model's outputs (eval mode), whose MSE the judge
+computes in float64 against its own targets, and the evidence for the hints: how far the parameters moved, the
+output's distance to its noisy input, what p.grad holds at the end against one fresh gradient, and
+model.training at every forward pass a backward went through.
 
-Bounds (measured over ten data and model seeds on the CPU, for the reference, the alternatives and
-every bug variant): the validation MSE after 25 epochs is 0.048-0.060 for correct code and 0.168 or
-more for every bug of the loss or of the zero_grad / backward / step order (bound 0.1); one batch of
-32 signals is overfit to 0.0007-0.0043 in 300 steps, 0.186 or more with such a bug (bound 0.02).
-The noisy input itself scores about 0.25 against the clean target.
-
-Hints follow the evidence: the trained model's output close to its noisy input (the loss compares
-with the input), parameters that never moved (step() saw no gradient), p.grad many times one
-gradient at the end (gradients piled up: zero_grad missing), the step at which training switched to
-eval mode (right after the first evaluate()), a validation curve equal to the training split's or
-the noisy input's MSE, normalised values equal to those of the validation split's own statistics.
+Bounds, measured over ten data and model seeds on the CPU for the reference, the alternatives and every bug
+variant: the validation MSE after 25 epochs is 0.048-0.060 for correct code and 0.168 or more for every bug of
+the loss or of the zero_grad / backward / step order; one batch is overfit to 0.0007-0.0043 in 300 steps, to
+0.186 or more with such a bug.
 """
 
 import math
+from functools import partial
 
 import torch
 import torch.nn.functional as F
 
-from mlprep.grading import Call, CheckFailed, as_float, assert_close, assert_returns_like, check, expect_sequence, fail, inputs_unchanged, scenario
+try:
+    from torch.optim.optimizer import register_optimizer_step_pre_hook  # a hook on every optimizer's step (torch >= 2.0)
+except ImportError:
+    register_optimizer_step_pre_hook = None
+
+from mlprep.grading import (Call, CheckFailed, Snapshot, as_float, assert_close, assert_returns_like, check, expect_record, expect_sequence, explained, fail,
+                            fail_if_changed, inputs_unchanged, largest_change, mistake_hint, parameters_of, plural, same_values, scenario)
 
 DEVICES = ("cpu", "cuda")
 LENGTH = 32
@@ -85,6 +82,11 @@ def train_call(spec, data="data"):
     return f"history = train(model, {data}, epochs={spec['epochs']}, lr={spec['lr']!r}, batch_size={spec['batch_size']}, seed=0)"
 
 
+def run_code(spec, device, *lines, before=()):
+    """A training scenario as code: the data, the seeded model, `before`, the train() call, then `lines`."""
+    return Call.code("\n".join([*data_code(spec, device), *model_code(device), *before, train_call(spec), *lines]))
+
+
 MEASURE = ["model.eval()", "with torch.no_grad():", "    val_mse = torch.nn.functional.mse_loss(model(data[2]), data[3]).item()",
            "val_mse  # the validation MSE against the clean targets, dropout off"]
 MODE_HOOK = ["modes = []  # model.training at each forward pass that a backward() went through",
@@ -105,8 +107,26 @@ def _model(module, device):
     return model.to(device)
 
 
+def _train(module, model, data, spec, steps=None, **overrides):
+    """The learner's train(); with a list `steps`, each optimizer.step() it makes is recorded there: whether the
+    model's parameters held a gradient (a nonzero entry) at that moment."""
+    settings = {"epochs": spec["epochs"], "lr": spec["lr"], "batch_size": spec["batch_size"], **overrides}
+    ids = {id(p) for p in model.parameters()}
+
+    def seen(optimizer, args, kwargs):
+        params = [p for group in optimizer.param_groups for p in group["params"] if id(p) in ids]
+        steps.append(any(p.grad is not None and bool(torch.count_nonzero(p.grad)) for p in params))
+
+    handle = register_optimizer_step_pre_hook(seen) if steps is not None and register_optimizer_step_pre_hook is not None else None
+    try:
+        return module.train(model, data, seed=0, **settings)
+    finally:
+        if handle is not None:
+            handle.remove()
+
+
 def _eval_output(model, x):
-    """model(x) with dropout off, on the CPU: the judge computes the MSE from it against its own targets."""
+    """model(x) with dropout off, on the CPU (the model's mode restored): the judge computes the MSE from it."""
     was = model.training
     model.eval()
     with torch.no_grad():
@@ -116,81 +136,67 @@ def _eval_output(model, x):
 
 
 def _eval_mse(model, x, y):
-    was = model.training
+    return F.mse_loss(_eval_output(model, x), y.cpu()).item()
+
+
+def _evidence(model, x, y, before, steps):
+    """What a failed run shows: how far the parameters moved, the optimizer steps made and how many with a gradient,
+    the output's distance to its noisy input, and p.grad's size at the end against one fresh gradient (eval mode)."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    to_input, to_target = _eval_mse(model, x, x), _eval_mse(model, x, y)
     model.eval()
-    with torch.no_grad():
-        value = F.mse_loss(model(x), y).item()
-    model.train(was)
-    return value
-
-
-def _evidence(model, x, y, before):
-    """What a failed run shows: how far the parameters moved, the output's distance to its noisy input,
-    and p.grad's size at the end against one fresh gradient (eval mode) on the same data."""
-    params = list(model.parameters())
-    moved = max((float((p.detach() - b).abs().max()) for p, b in zip(params, before)), default=0.0)
-    params = [p for p in params if p.requires_grad]
-    with torch.no_grad():
-        model.eval()
-        out = model(x)
-        to_input, to_target = F.mse_loss(out, x).item(), F.mse_loss(out, y).item()
     left = [p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p) for p in params]
     fresh = torch.autograd.grad(F.mse_loss(model(x), y), params, allow_unused=True)
     norm = lambda gs: math.sqrt(sum(float((g.double() ** 2).sum()) for g in gs if g is not None))
-    return {"moved": moved, "to_input": to_input, "to_target": to_target, "grad_left": norm(left), "grad_fresh": norm(fresh)}
+    return {"moved": largest_change(before, parameters_of(model)), "steps": len(steps), "steps_with_grad": sum(steps), "to_input": to_input,
+            "to_target": to_target, "grad_left": norm(left), "grad_fresh": norm(fresh)}
 
 
-@scenario(repro=lambda interface, spec, device: Call.code("\n".join(data_code(spec, device) + model_code(device) + [train_call(spec)] + MEASURE)))
+@scenario(repro=lambda interface, spec, device: run_code(spec, device, *MEASURE))
 def validation_run(module, spec, device):
     """Scenario: the seeded training run; the validation MSE of the trained model (eval mode) and the evidence."""
     data = normalised(spec["n_train"], spec["n_val"], spec["seed"], device)
     model = _model(module, device)
-    before = [p.detach().clone() for p in model.parameters()]
-    module.train(model, data, epochs=spec["epochs"], lr=spec["lr"], batch_size=spec["batch_size"], seed=0)
-    return {"val_out": _eval_output(model, data[2]), **_evidence(model, data[0], data[1], before)}
+    before, steps = parameters_of(model), []
+    _train(module, model, data, spec, steps)
+    return {"val_out": _eval_output(model, data[2]), **_evidence(model, data[0], data[1], before, steps)}
 
 
 def _overfit_code(spec, device):
-    return [f"noisy, clean = make_signals({spec['n']}, seed={spec['seed']}{_dev(device)})",
-            "mean, std = noisy.mean(), noisy.std()",
-            "x, y = (noisy - mean) / std, (clean - mean) / std  # one batch",
-            *model_code(device), train_call(spec, data="(x, y, x, y)"),
-            "model.eval()", "with torch.no_grad():", "    batch_mse = torch.nn.functional.mse_loss(model(x), y).item()",
-            "batch_mse  # the MSE on the batch it was trained on, dropout off"]
+    return Call.code("\n".join([
+        f"noisy, clean = make_signals({spec['n']}, seed={spec['seed']}{_dev(device)})", "mean, std = noisy.mean(), noisy.std()",
+        "x, y = (noisy - mean) / std, (clean - mean) / std  # one batch", *model_code(device), train_call(spec, data="(x, y, x, y)"),
+        "model.eval()", "with torch.no_grad():", "    batch_mse = torch.nn.functional.mse_loss(model(x), y).item()",
+        "batch_mse  # the MSE on the batch it was trained on, dropout off"]))
 
 
-@scenario(repro=lambda interface, spec, device: Call.code("\n".join(_overfit_code(spec, device))))
+@scenario(repro=lambda interface, spec, device: _overfit_code(spec, device))
 def overfit_run(module, spec, device):
     """Scenario: train on one batch (it is the validation split too); its MSE (eval mode) and the evidence."""
     x, y, _, _ = normalised(spec["n"], 1, spec["seed"], device)
     x, y = x.contiguous(), y.contiguous()
     model = _model(module, device)
-    before = [p.detach().clone() for p in model.parameters()]
-    module.train(model, (x, y, x.clone(), y.clone()), epochs=spec["epochs"], lr=spec["lr"], batch_size=spec["batch_size"], seed=0)
-    return {"batch_out": _eval_output(model, x), **_evidence(model, x, y, before)}
+    before, steps = parameters_of(model), []
+    _train(module, model, (x, y, x.clone(), y.clone()), spec, steps)
+    return {"batch_out": _eval_output(model, x), **_evidence(model, x, y, before, steps)}
 
 
-MOVED_CODE = ["before = [p.detach().clone() for p in model.parameters()]"]
 MOVED_SHOW = "max((p.detach() - b).abs().max().item() for p, b in zip(model.parameters(), before))  # the largest change of any parameter"
 
 
-@scenario(repro=lambda interface, spec, device: Call.code("\n".join(
-    data_code(spec, device) + model_code(device) + MOVED_CODE + [train_call({**spec, "epochs": 1}), MOVED_SHOW])))
+@scenario(repro=lambda interface, spec, device: run_code({**spec, "epochs": 1}, device, MOVED_SHOW,
+                                                         before=["before = [p.detach().clone() for p in model.parameters()]"]))
 def one_epoch_run(module, spec, device):
-    """Scenario: one epoch (3 steps); how far the parameters moved."""
+    """Scenario: one epoch (3 steps); how far the parameters moved, the optimizer steps made and how many with a gradient."""
     data = normalised(spec["n_train"], spec["n_val"], spec["seed"], device)
     model = _model(module, device)
-    before = [p.detach().clone() for p in model.parameters()]
-    module.train(model, data, epochs=1, lr=spec["lr"], batch_size=spec["batch_size"], seed=0)
-    return {"moved": max(float((p.detach() - b).abs().max()) for p, b in zip(model.parameters(), before))}
+    before, steps = parameters_of(model), []
+    _train(module, model, data, spec, steps, epochs=1)
+    return {"moved": largest_change(before, parameters_of(model)), "steps": len(steps), "steps_with_grad": sum(steps)}
 
 
-def _mode_code(spec, device, handed_in_eval):
-    return "\n".join(data_code(spec, device) + model_code(device) + MODE_HOOK + (["model.eval()  # as an earlier evaluate() leaves it"] if handed_in_eval else [])
-                     + [train_call(spec), "modes  # True: train mode (dropout on)"])
-
-
-@scenario(repro=lambda interface, spec, device, handed_in_eval: Call.code(_mode_code(spec, device, handed_in_eval)))
+@scenario(repro=lambda interface, spec, device, handed_in_eval: run_code(
+    spec, device, "modes  # True: train mode (dropout on)", before=MODE_HOOK + (["model.eval()  # as an earlier evaluate() leaves it"] if handed_in_eval else [])))
 def mode_run(module, spec, device, handed_in_eval):
     """Scenario: model.training at every forward pass that a backward went through, in order."""
     data = normalised(spec["n_train"], spec["n_val"], spec["seed"], device)
@@ -205,24 +211,36 @@ def mode_run(module, spec, device, handed_in_eval):
     model.register_forward_hook(record)
     if handed_in_eval:
         model.eval()
-    module.train(model, data, epochs=spec["epochs"], lr=spec["lr"], batch_size=spec["batch_size"], seed=0)
+    _train(module, model, data, spec)
     return modes
 
 
-@scenario(repro=lambda interface, spec, device: Call.code("\n".join(
-    data_code(spec, device) + model_code(device) + [train_call(spec), "history"])))
+@scenario(repro=lambda interface, spec, device: run_code(spec, device, "history"))
 def history_run(module, spec, device):
     """Scenario: train's history, and the trained model's MSE on each split (eval mode) for comparison."""
     data = normalised(spec["n_train"], spec["n_val"], spec["seed"], device)
     model = _model(module, device)
-    history = _plain(module.train(model, data, epochs=spec["epochs"], lr=spec["lr"], batch_size=spec["batch_size"], seed=0))
-    with torch.no_grad():
-        model.eval()
-        vs_noisy = F.mse_loss(model(data[2]), data[2]).item()
-    found = {"history": history, "val_out": _eval_output(model, data[2]), "train_mse": _eval_mse(model, data[0], data[1]), "vs_noisy": vs_noisy}
+    history = _plain(_train(module, model, data, spec))
+    found = {"history": history, "val_out": _eval_output(model, data[2]), "train_mse": _eval_mse(model, data[0], data[1]),
+             "vs_noisy": _eval_mse(model, data[2], data[2])}
     model.train()  # for the evidence only: does evaluate() give the same value twice on this model?
     found["evaluate_twice"] = _plain([module.evaluate(model, data[2], data[3]) for _ in range(2)])
     return found
+
+
+@scenario(repro=lambda interface, spec, device: run_code(spec, device, "evaluate(model, data[2], data[3])",
+                                                         "[torch.equal(a, b) for a, b in zip(data, before)]  # each tensor as it was",
+                                                         before=["before = [t.clone() for t in data]"]))
+def data_kept(module, spec, device):
+    """Scenario: which of the caller's tensors train() changed in place, then which of x_val, y_val evaluate() did."""
+    data = normalised(spec["n_train"], spec["n_val"], spec["seed"], device)
+    model = _model(module, device)
+    kept = Snapshot(x_train=data[0], y_train=data[1], x_val=data[2], y_val=data[3])
+    _train(module, model, data, spec)
+    trained = kept.changed()
+    kept = Snapshot(x_val=data[2], y_val=data[3])
+    module.evaluate(model, data[2], data[3])
+    return {"train": trained, "evaluate": kept.changed()}
 
 
 def _plain(value):
@@ -255,24 +273,17 @@ def eval_model(device):
     EVAL_MODEL_CODE + ([f'model = model.to("{device}")'] if device != "cpu" else []) + data_code(spec, device)
     + ["evaluate(model, data[2], data[3]), evaluate(model, data[2], data[3])  # two calls"])))
 def evaluate_twice(module, spec, device):
-    """Scenario: evaluate() twice on the grader's dropout model (handed in train mode), and the true dropout-off MSE."""
+    """Scenario: evaluate() twice on the grader's dropout model, handed in train mode both times."""
     data = normalised(spec["n_train"], spec["n_val"], spec["seed"], device)
     model = eval_model(device)
     first = module.evaluate(model, data[2], data[3])
     model.train()
-    second = module.evaluate(model, data[2], data[3])
-    return {"calls": [first, second]}
+    return {"calls": [first, module.evaluate(model, data[2], data[3])]}
 
 
 # ---------------------------------------------------------------------------------------------
 # Judging
 # ---------------------------------------------------------------------------------------------
-def _record(got, keys, what):
-    if not isinstance(got, dict) or not all(k in got for k in keys):
-        fail(f"{what}: the scenario's record came back malformed ({type(got).__name__})")
-    return got
-
-
 def _mse(out, target, what):
     """The MSE of the model's output (returned by the scenario) against the grader's own targets, here, in float64."""
     if not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(target.shape):
@@ -281,12 +292,21 @@ def _mse(out, target, what):
     return float(((out.double() - target.double()) ** 2).mean())
 
 
+def _unmoved_cause(got):
+    """Why no parameter moved, as the optimizer steps the run made show it."""
+    if not got.get("steps"):
+        return "optimizer.step() was never called on this model's parameters: call it once per batch, after loss.backward()."
+    if not got.get("steps_with_grad"):
+        return (f"optimizer.step() ran {plural(got['steps'], 'time')}, every time with all gradients zero: it never saw a gradient. The order per step is"
+                " zero_grad(), forward, loss, backward(), step(): a step() before backward() (or a zero_grad() between them) steps on zeros.")
+    return (f"optimizer.step() ran with gradients ({got['steps_with_grad']} of {plural(got['steps'], 'step')}), yet no parameter moved: does the"
+            " optimizer hold this model's parameters (model.parameters()), with a learning rate above 0?")
+
+
 def _training_evidence(got):
     """(what the failed run shows, as the diagnosis compares it, or None; the hint it gives, or "")."""
     if got["moved"] == 0.0:
-        return "the parameters never moved", (
-            "No parameter changed at all during training: optimizer.step() never saw a gradient. The order per step is zero_grad(),"
-            " forward, loss, backward(), step(): a step() before backward() (or a zero_grad() between them) steps on zeros.")
+        return "the parameters never moved", f"No parameter changed at all during training: {_unmoved_cause(got)}"
     if got["to_input"] < 0.5 * got["to_target"]:
         return "the output copies the noisy input", (
             f"The trained model's output is close to its noisy input (MSE {got['to_input']:.3g} to the input, {got['to_target']:.3g} to the"
@@ -308,7 +328,7 @@ def _fail_training(message, got, value, what):
 
 @check("after the seeded training run the validation MSE is below 0.1", devices=DEVICES)
 def validation_loss(sub, ctx):
-    got = _record(sub.run(validation_run, RUN, ctx.device), ("val_out", "moved"), "train()")
+    got = expect_record(sub.run(validation_run, RUN, ctx.device), ("val_out", "moved"), what="train()")
     _, _, x_val, y_val = normalised(RUN["n_train"], RUN["n_val"], RUN["seed"], "cpu")
     value, noisy_mse = _mse(got["val_out"], y_val, "build_model()"), _mse(x_val, y_val, "")
     if not value < VAL_BOUND:
@@ -320,7 +340,7 @@ def validation_loss(sub, ctx):
 
 @check("one batch of 32 signals can be overfit: MSE below 0.02 after 300 steps", devices=DEVICES)
 def overfit_one_batch(sub, ctx):
-    got = _record(sub.run(overfit_run, OVERFIT, ctx.device), ("batch_out", "moved"), "train()")
+    got = expect_record(sub.run(overfit_run, OVERFIT, ctx.device), ("batch_out", "moved"), what="train()")
     x, y, _, _ = normalised(OVERFIT["n"], 1, OVERFIT["seed"], "cpu")
     value, noisy_mse = _mse(got["batch_out"], y, "build_model()"), _mse(x, y, "")
     if not value < OVERFIT_BOUND:
@@ -333,13 +353,11 @@ def overfit_one_batch(sub, ctx):
 
 @check("every training step moves the parameters", devices=DEVICES)
 def parameters_move(sub, ctx):
-    got = _record(sub.run(one_epoch_run, SMALL, ctx.device), ("moved",), "train()")
+    got = expect_record(sub.run(one_epoch_run, SMALL, ctx.device), ("moved",), what="train()")
     if not got["moved"] > 0:
         steps = SMALL["n_train"] // SMALL["batch_size"]
         fail(f"train(model, data, epochs=1, batch_size={SMALL['batch_size']}) on {SMALL['n_train']} signals ({steps} steps, {ctx.device}) left"
-             " every parameter exactly as build_model() made it: the optimizer stepped with zero gradients. Per step the order is"
-             " optimizer.zero_grad(), the forward pass and the loss, loss.backward(), optimizer.step(): step() right after zero_grad()"
-             " (before backward) or a zero_grad() between backward() and step() steps on nothing.",
+             f" every parameter exactly as build_model() made it. {_unmoved_cause(got)}",
              what="largest parameter change in one epoch", got=f"{got['moved']:.6g}", first_index="")
 
 
@@ -361,6 +379,9 @@ def _judge_modes(modes, spec, device, handed_in_eval):
     if first == 1 and handed_in_eval:
         why = (" train() never switched the model to train mode: a model can come in eval mode (after an evaluate()), so"
                " call model.train() at the start of every epoch.")
+    elif first == 1:
+        why = (" The model came in train mode, and already the first step ran in eval mode: train() switches it to eval mode before"
+               " training (an evaluate() or a model.eval() before the batch loop?).")
     elif (first - 1) % steps_per_epoch == 0:
         why = (f" Eval mode starts at the first step after epoch {(first - 1) // steps_per_epoch}'s evaluate(): model.eval() switches"
                " dropout off and nothing switches it back. Call model.train() at the start of every epoch (or have evaluate() restore"
@@ -373,20 +394,20 @@ def _judge_modes(modes, spec, device, handed_in_eval):
 
 @check("training steps run in train mode, also after evaluate()", devices=DEVICES)
 def train_mode_after_evaluate(sub, ctx):
-    modes = sub.run(mode_run, SMALL, ctx.device, False)
-    _judge_modes(modes, SMALL, ctx.device, False)
+    _judge_modes(sub.run(mode_run, SMALL, ctx.device, False), SMALL, ctx.device, False)
 
 
-@check("train() switches a model handed in eval mode to train mode", devices=DEVICES)
+@check("train() switches a model handed in eval mode to train mode", devices=DEVICES,
+       edge="`train(...)` runs every training step (every forward pass that a `backward()` goes through) with the model in train mode (dropout on),"
+            " whatever mode the model is in when `train` is called and after each `evaluate()`.")
 def train_mode_from_eval(sub, ctx):
-    modes = sub.run(mode_run, SMALL, ctx.device, True)
-    _judge_modes(modes, SMALL, ctx.device, True)
+    _judge_modes(sub.run(mode_run, SMALL, ctx.device, True), SMALL, ctx.device, True)
 
 
 @check("evaluate() is the MSE with dropout off: two calls agree", devices=DEVICES)
 def evaluate_dropout_off(sub, ctx):
     spec = {"n_train": 64, "n_val": 64, "seed": 41}
-    got = _record(sub.run(evaluate_twice, spec, ctx.device), ("calls",), "evaluate()")
+    got = expect_record(sub.run(evaluate_twice, spec, ctx.device), ("calls",), what="evaluate()")
     _, _, x_val, y_val = normalised(spec["n_train"], spec["n_val"], spec["seed"], "cpu")
     with torch.no_grad():
         want = _mse(eval_model("cpu").eval()(x_val), y_val, "")
@@ -399,9 +420,33 @@ def evaluate_dropout_off(sub, ctx):
     assert_close(first, want, what="evaluate()'s result", scenario=where, rtol=HISTORY_RTOL, atol=HISTORY_ATOL)
 
 
+@check("train() and evaluate() leave the caller's data unchanged", devices=DEVICES)
+def data_unchanged(sub, ctx):
+    got = expect_record(sub.run(data_kept, SMALL, ctx.device), ("train", "evaluate"), what="train() and evaluate()")
+    fail_if_changed(got["train"], who="train()", where=f"train(model, data, epochs={SMALL['epochs']}) on {SMALL['n_train']} signals ({ctx.device})",
+                    fix="train on the tensors as they are, or on copies (augment a copy: x = x + noise, never x += noise)")
+    fail_if_changed(got["evaluate"], who="evaluate()", where=f"evaluate(model, x_val, y_val) after that training ({ctx.device})",
+                    fix="measure without writing into x or y")
+
+
+def _history_cause(got, value):
+    """(what the last validation loss equals instead, as the diagnosis compares it; the sentence that says so), or None."""
+    close = lambda other: abs(value - other) <= HISTORY_RTOL * abs(other) + HISTORY_ATOL
+    if close(got["train_mse"]):
+        return "the training split's MSE", (f"It equals the trained model's MSE on the training split ({got['train_mse']:.6g}): the validation"
+                                            " curve is computed on x_train, y_train; evaluate on x_val, y_val.")
+    if close(got["vs_noisy"]):
+        return "the MSE against the noisy inputs", (f"It equals the MSE of the output against the noisy validation inputs ({got['vs_noisy']:.6g}):"
+                                                    " the validation loss must compare with the clean targets y_val.")
+    if _differ(got.get("evaluate_twice")):
+        return "measured with dropout on", ("Your evaluate() returned a different value each time it was called on this model (handed in"
+                                            " train mode), so dropout was on while it measured: call model.eval() in evaluate().")
+    return None
+
+
 @check("the history: one (train, val) pair per epoch, the last val loss is the trained model's", devices=DEVICES)
 def history(sub, ctx):
-    got = _record(sub.run(history_run, SMALL, ctx.device), ("history", "val_out"), "train()")
+    got = expect_record(sub.run(history_run, SMALL, ctx.device), ("history", "val_out"), what="train()")
     _, _, _, y_val = normalised(SMALL["n_train"], SMALL["n_val"], SMALL["seed"], "cpu")
     epochs = SMALL["epochs"]
     where = f"train(model, data, epochs={epochs}) on {SMALL['n_train']} training and {SMALL['n_val']} validation signals ({ctx.device})"
@@ -412,20 +457,10 @@ def history(sub, ctx):
     try:
         assert_close(value, want, what=f"history[{epochs - 1}][1], the last validation loss", scenario=where, rtol=HISTORY_RTOL, atol=HISTORY_ATOL)
     except CheckFailed as failure:
-        close = lambda other: abs(value - other) <= HISTORY_RTOL * abs(other) + HISTORY_ATOL  # noqa: E731
-        # A cause the evidence shows is what the diagnosis compares, not the value (which another implementation changes).
-        if close(got["train_mse"]):
-            failure.details["got"] = "the training split's MSE"
-            failure.notes.append(f"It equals the trained model's MSE on the training split ({got['train_mse']:.6g}): the validation curve"
-                                 " is computed on x_train, y_train; evaluate on x_val, y_val.")
-        elif close(got["vs_noisy"]):
-            failure.details["got"] = "the MSE against the noisy inputs"
-            failure.notes.append(f"It equals the MSE of the output against the noisy validation inputs ({got['vs_noisy']:.6g}): the"
-                                 " validation loss must compare with the clean targets y_val.")
-        elif _differ(got.get("evaluate_twice")):
-            failure.details["got"] = "measured with dropout on"
-            failure.notes.append("Your evaluate() returned a different value each time it was called on this model (handed in train mode),"
-                                 " so dropout was on while it measured: call model.eval() in evaluate().")
+        cause = _history_cause(got, value)
+        if cause is not None:  # a cause the evidence shows is what the diagnosis compares, not the value (which another implementation changes)
+            failure.details["got"] = cause[0]
+            failure.notes.append(cause[1])
         raise
 
 
@@ -440,20 +475,21 @@ def _differ(pair):
 def _normalise_mistakes(train, val, ddof):
     """{what the code does wrong: the four tensors it gives}, float64."""
     (n, c), (nv, cv) = [[t.double() for t in pair] for pair in (train, val)]
-    stats = lambda t: (t.mean(), t.std(correction=ddof))  # noqa: E731
-    m, s = stats(n)
-    mv, sv = stats(nv)
+    (m, s), (mv, sv) = [(t.mean(), t.std(correction=ddof)) for t in (n, nv)]
     return {
         "the validation split is normalised with its own mean and std; use the training inputs' statistics for both splits, the ones"
         " the model learned its inputs by": [(n - m) / s, (c - m) / s, (nv - mv) / sv, (cv - mv) / sv],
         "the training split is normalised with the validation statistics; fit them on the training inputs":
             [(n - mv) / sv, (c - mv) / sv, (nv - mv) / sv, (cv - mv) / sv],
         "the validation split is left in raw units": [(n - m) / s, (c - m) / s, nv, cv],
+        "the statistics are taken per time step (over dim 0), not over all values: they are two numbers, noisy_train.mean() and"
+        " noisy_train.std()": [(t - n.mean(0)) / n.std(0, correction=ddof) for t in (n, c, nv, cv)],
+        "each signal is standardised with its own mean and std (over dim 1), which erases the offsets the model must keep: the statistics are"
+        " two numbers, over all values of the training inputs": [(n - n.mean(1, keepdim=True)) / n.std(1, correction=ddof, keepdim=True),
+                                                                  (c - n.mean(1, keepdim=True)) / n.std(1, correction=ddof, keepdim=True),
+                                                                  (nv - nv.mean(1, keepdim=True)) / nv.std(1, correction=ddof, keepdim=True),
+                                                                  (cv - nv.mean(1, keepdim=True)) / nv.std(1, correction=ddof, keepdim=True)],
     }
-
-
-def _same(got, want):
-    return all(g.shape == w.shape and torch.allclose(g.double().cpu(), w, rtol=NORMALISE_RTOL, atol=NORMALISE_ATOL) for g, w in zip(got, want))
 
 
 NAMES = ("x_train", "y_train", "x_val", "y_val")
@@ -461,7 +497,6 @@ NAMES = ("x_train", "y_train", "x_val", "y_val")
 
 @check("normalise() scales both splits by the training inputs' statistics", devices=DEVICES)
 def normalise_with_training_statistics(sub, ctx):
-    dev = ctx.device
     noisy, clean = signals(64, 51)
     noisy_val, clean_val = signals(16, 52)
     cases = [
@@ -472,29 +507,21 @@ def normalise_with_training_statistics(sub, ctx):
          noisy, clean, 2.5 * noisy_val + 1.0, 2.5 * clean_val + 1.0),
         ("64 training signals; 16 validation signals from the same recipe", noisy, clean, noisy_val, clean_val),
     ]
+    same = lambda got, want: same_values(got, want, rtol=NORMALISE_RTOL, atol=NORMALISE_ATOL)
     for scenario_text, *tensors in cases:
-        scenario_text = f"{scenario_text}, {dev}"
+        scenario_text = f"{scenario_text}, {ctx.device}"
         train, val = tuple(tensors[:2]), tuple(tensors[2:])  # moved to the check's device by sub.call
         got = inputs_unchanged(sub, "normalise", train, val, scenario=scenario_text)
         got = expect_sequence(got, 4, what="normalise()'s result (x_train, y_train, x_val, y_val)", scenario=scenario_text)
         for name, g, like in zip(NAMES, got, tensors):
-            assert_returns_like(g, like, what=f"normalise()'s {name}", scenario=scenario_text, device=dev)
+            assert_returns_like(g, like, what=f"normalise()'s {name}", scenario=scenario_text, device=ctx.device)
             if tuple(g.shape) != tuple(like.shape):
                 fail(f"normalise()'s {name} ({scenario_text}): expected shape {tuple(like.shape)}, the input's, got {tuple(g.shape)}")
-        candidates = {ddof: _normalise_mistakes(train, val, ddof) for ddof in (1, 0)}
-        want = {}
-        for ddof in (1, 0):
-            n = tensors[0].double()
-            m, s = n.mean(), n.std(correction=ddof)
-            want[ddof] = [(t.double() - m) / s for t in tensors]
-        if any(_same(got, w) for w in want.values()):
+        n = tensors[0].double()
+        want = {ddof: [(t.double() - n.mean()) / n.std(correction=ddof) for t in tensors] for ddof in (1, 0)}
+        if any(same(got, w) for w in want.values()):
             continue
-        ddof = 1 if _same(got[:1], want[1][:1]) or not _same(got[:1], want[0][:1]) else 0
-        try:
+        ddof = 1 if same(got[:1], want[1][:1]) or not same(got[:1], want[0][:1]) else 0
+        with explained(partial(mistake_hint, got, _normalise_mistakes(train, val, ddof), say="Your four tensors are exactly those where {}.", first=True, same=same)):
             for name, g, w in zip(NAMES, got, want[ddof]):
                 assert_close(g, w, what=f"normalise()'s {name}", scenario=scenario_text, rtol=NORMALISE_RTOL, atol=NORMALISE_ATOL)
-        except CheckFailed as failure:
-            found = [text for text, values in candidates[ddof].items() if _same(got, values)]
-            if found:
-                failure.notes.append(f"Your four tensors are exactly those where {found[0]}.")
-            raise

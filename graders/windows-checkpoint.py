@@ -1,53 +1,36 @@
 """Checks for `windows-checkpoint`: time-series windows as views, a split with a gap, an exact and atomic checkpoint.
 
-Windows. Expected windows are sliced here, one by one, from the series: window i starts at
-i * stride, X[i] holds input_len steps and Y[i] the horizon steps after them, and only windows that
-fit whole count. Values are compared exactly (they are copies of the series' own numbers, np.arange
-so every window is recognisable). "Views" is graded by behaviour, in the sandbox: after the call the
-grader writes new values into the series in place (`series[...] = series * 10 + 7`) and a view must
-show them; a copy keeps the old ones. The split is graded by leakage, also by behaviour: changing
-series[split_at:] must leave every training window (inputs and targets) as it was, and changing
-series[:split_at + gap] every validation window; then exactly: the training windows are those of
-series[:split_at], the validation ones those of series[split_at + gap:].
+Windows are compared exactly with windows sliced here from np.arange series; "views" and "no leakage" are
+graded by behaviour: new values written into the series must show in the windows, and changing one side of
+the split must leave the other side's windows as they were.
 
-Checkpoint. Models and optimizers cannot cross the sandbox boundary, so each case is a scenario run
-in the sandbox with the grader's own small training setup (`build_run`, `train`: batch norm,
-dropout, Adam, StepLR, and draws from torch's, NumPy's and Python's RNGs in every step), which the
-failing input shows as code. What a correct resume must give is computed by the same code with no
-checkpoint at all, in the reference's sandbox (a process like the learner's, so results compare bit
-for bit): the states after k steps, the next draws of the three RNGs, and the uninterrupted run.
-Crashes are simulated by replacing torch.save during one call of save_checkpoint with one that
-writes the first half of the real bytes to its destination and then raises OSError, or, in a forked
-child, kills the process with SIGKILL; the previous checkpoint must still resume. Everything runs on
-the CPU: the contract is about torch's CPU generator.
-
-Hints follow the evidence: wrong windows are compared with what each known mistake gives on the same
-series (the last window missing, Y one step late, stride ignored, the window axis left last, training
-targets across split_at, the gap ignored or put on the wrong grid); a resumed run that does not match
-is compared with runs resumed by the grader with one part left out (the RNG states, NumPy's and
-random's, the optimizer, the scheduler, the objects themselves).
+Models and optimizers cannot cross the sandbox boundary, so each checkpoint case is a scenario run in the
+sandbox with the grader's own small training setup (build_run, train, seed_all), shown as code in the failing
+input; what a correct resume gives is computed by the same code without a checkpoint in the reference's
+sandbox, so results compare bit for bit. Everything checkpoint runs on the CPU: the contract is about torch's
+CPU generator.
 """
 
 import contextlib
 import copy
-import errno
 import inspect
 import io
 import os
 import random
-import shutil
-import signal
-import tempfile
+from functools import partial
 
 import numpy as np
 import torch
 from torch import nn
 
-from mlprep.grading import Call, CheckFailed, assert_equal, check, expect_sequence, fail, inputs_from_code, on_input, scenario, shrink_on_failure
+from mlprep.grading import (IN_FOLDER, Call, CheckFailed, Snapshot, assert_equal, check, crash_points, expect_raises, expect_record, expect_sequence, fail,
+                            fail_if_changed, folder_files, half_written, in_child, inputs_from_code, inputs_unchanged, mistake_hint, on_input, outcome,
+                            plural, restore_folder, scenario, scratch_folder, shrink_on_failure, state_of)
 
 MAKE, SPLIT = ("make_windows",), ("split_windows",)
 CHECKPOINT = ("save_checkpoint", "resume")
 MUTATION = "series[...] = series * 10 + 7"
+READ_ONLY = "windows only read the series"
 SCRAMBLE = 12345  # every RNG is seeded with this between the save and resume
 TOTAL, RESUME_AT = 10, 4  # the resumed run: 4 steps, a checkpoint, 6 more; StepLR halves the rate every 3 steps
 
@@ -121,12 +104,12 @@ def split_mistakes(series, split_at, gap, L, H, s):
 
 
 def same_arrays(got, want):
-    return all(isinstance(g, np.ndarray) and g.shape == w.shape and np.array_equal(g, w) for g, w in zip(got, want))
+    return isinstance(got, (tuple, list)) and all(isinstance(g, np.ndarray) and g.shape == w.shape and np.array_equal(g, w) for g, w in zip(got, want))
 
 
 def matching(got, mistakes, want):
-    found = [text for text, made in mistakes.items() if not same_arrays(made, want) and same_arrays(got, made)]
-    return f"Your windows are what you get when {found[0]}." if len(found) == 1 else ""
+    """The sentence naming the one known mistake whose windows `got` are, or ""."""
+    return mistake_hint(got, mistakes, say="Your windows are what you get when {}.", same=same_arrays, is_right=partial(same_arrays, want=want))
 
 
 def judge_arrays(items, wants, *, what, names, starts=None, hint=""):
@@ -189,17 +172,17 @@ def view_probe(module, series_code, fn, args):
 
 @scenario(repro=lambda interface, series_code, fn, args: Call.code(f"{series_code}\n{call_text(fn, args)}"))
 def on_series(module, series_code, fn, args):
-    """Scenario: fn on a series built in the sandbox (a strided view, which would not survive the trip there)."""
-    return getattr(module, fn)(inputs_from_code(series_code, "series"), *args)
+    """Scenario: fn on a series built in the sandbox (a strided view, which would not survive the trip there): its
+    result, and whether it changed the series in place."""
+    series = inputs_from_code(series_code, "series")
+    before = Snapshot(series=series)
+    return {"result": getattr(module, fn)(series, *args), "changed": before.changed()}
 
 
 @scenario(repro=lambda interface, series_code, fn, args: Call.code(f"{series_code}\n{call_text(fn, args)}  # expected: ValueError"))
 def raises(module, series_code, fn, args):
-    try:
-        getattr(module, fn)(inputs_from_code(series_code, "series"), *args)
-    except Exception as exc:  # named for the judge, so its message can say what was raised instead
-        return {"raised": type(exc).__name__, "value_error": isinstance(exc, ValueError), "message": str(exc)[:200]}
-    return {"raised": None}
+    """Scenario: what fn raised on a series built in the sandbox (its result, if any, stays there)."""
+    return {**outcome(lambda: getattr(module, fn)(inputs_from_code(series_code, "series"), *args)), "result": None}
 
 
 def arange_code(T, F=0, dtype="float"):
@@ -208,20 +191,28 @@ def arange_code(T, F=0, dtype="float"):
     return f"series = np.arange({T}.0)" if dtype == "float" else f"series = np.arange({T}, dtype=np.{dtype})"
 
 
-def arange(T, F=0):
-    return inputs_from_code(arange_code(T, F), "series")
+def arange(T, F=0, dtype="float"):
+    return inputs_from_code(arange_code(T, F, dtype), "series")
+
+
+def series_code(series):
+    """The np.arange code of an arange series, as a failing input shows it."""
+    return arange_code(*series.shape, dtype="float" if series.dtype == np.float64 else series.dtype.name)
 
 
 def judge_make(sub, series, L, H, s, *, code=None):
     """make_windows on series (by value, or built in the sandbox from `code`) against the expected windows."""
-    got = sub.run(on_series, code, "make_windows", [L, H, s]) if code else sub.call("make_windows", series, L, H, s)
-    if not code and sub.last_mutated:
-        fail(f"make_windows() modified its input {', '.join(sub.last_mutated)} in place; windows only read the series.")
+    if code:
+        record = sub.run(on_series, code, "make_windows", [L, H, s])
+        fail_if_changed(record["changed"], who="make_windows()", where=f"make_windows(series, {L}, {H}, {s}) with a strided series", fix=READ_ONLY)
+        got = record["result"]
+    else:
+        got = inputs_unchanged(sub, "make_windows", series, L, H, s, fix=READ_ONLY)
     starts = starts_of(0, len(series), L + H, s)
     want = windows_at(series, starts, L, H)
     what = f"make_windows(series, {L}, {H}, {s}) with series of shape {series.shape}" + (" (a strided view)" if code else "")
-    hint = matching(got, make_mistakes(series, L, H, s), want) if isinstance(got, (tuple, list)) else ""
-    with on_input(Call.code(f"{arange_code(*series.shape)}\n{call_text('make_windows', (L, H, s))}")) if series.size > 20 and not code else contextlib.nullcontext():
+    hint = matching(got, make_mistakes(series, L, H, s), want)
+    with on_input(Call.code(f"{series_code(series)}\n{call_text('make_windows', (L, H, s))}")) if series.size > 20 and not code else contextlib.nullcontext():
         judge_pair(got, want, what=what, starts=starts, hint=hint)
 
 
@@ -256,10 +247,14 @@ def window_features(sub, ctx):
         judge_make(sub, arange(T, F), L, H, s)
 
 
-@check("make_windows on a series too short for one window: empty X and Y of shapes (0, input_len[, F]) and (0, horizon[, F])", uses=MAKE)
+@check("make_windows on a series too short for one window: empty X and Y of shapes (0, input_len[, F]) and (0, horizon[, F])", uses=MAKE,
+       edge="a series too short for one window (`T < input_len + horizon`, including `T = 0`) gives `n = 0`: `X` of shape `(0, input_len)` (or"
+            " `(0, input_len, F)`) and `Y` of shape `(0, horizon)` (or `(0, horizon, F)`), in the series' dtype.")
 def window_empty(sub, ctx):
-    for T, F, L, H, s in ((4, 0, 3, 2, 1), (0, 0, 2, 1, 1), (2, 3, 2, 1, 1), (6, 0, 4, 3, 5)):
-        judge_make(sub, arange(T, F), L, H, s)
+    # float64 first; then integer and float32 series, whose empty windows keep their dtype too
+    for T, F, L, H, s, dtype in ((4, 0, 3, 2, 1, "float"), (0, 0, 2, 1, 1, "float"), (2, 3, 2, 1, 1, "float"), (6, 0, 4, 3, 5, "float"),
+                                 (4, 0, 3, 2, 1, "int64"), (0, 0, 2, 1, 1, "float32"), (2, 3, 2, 1, 1, "int64")):
+        judge_make(sub, arange(T, F, dtype), L, H, s)
 
 
 STRIDED = [  # (code building a strided series, its windows' arguments)
@@ -331,9 +326,7 @@ def window_views(sub, ctx):
 def judge_split(sub, series, split_at, gap, L, H, s, side):
     """split_windows(series, ...) against the expected windows of one side ('train' or 'valid')."""
     args = (split_at, gap, L, H, s)
-    got = sub.call("split_windows", series, *args)
-    if sub.last_mutated:
-        fail(f"split_windows() modified its input {', '.join(sub.last_mutated)} in place; windows only read the series.")
+    got = inputs_unchanged(sub, "split_windows", series, *args, fix=READ_ONLY)
     T, size = len(series), L + H
     starts = {"train": starts_of(0, split_at, size, s), "valid": starts_of(split_at + gap, T, size, s)}
     parts = expect_sequence(got, 2, what=f"split_windows(series, {', '.join(map(str, args))})")
@@ -344,26 +337,28 @@ def judge_split(sub, series, split_at, gap, L, H, s, side):
     what = f"split_windows(series, {', '.join(map(str, args))}) with series of shape {series.shape}: {'(X_tr, Y_tr)' if side == 'train' else '(X_va, Y_va)'}"
     want = windows_at(series, starts[side], L, H)
     mistakes = {text: made[index] for text, made in split_mistakes(series, *args).items()}
-    hint = f"{where} " + (matching(parts[index], mistakes, want) if isinstance(parts[index], (tuple, list)) else "")
-    with on_input(Call.code(f"{arange_code(*series.shape)}\n{call_text('split_windows', args)}")) if series.size > 20 else contextlib.nullcontext():
+    hint = f"{where} " + matching(parts[index], mistakes, want)
+    with on_input(Call.code(f"{series_code(series)}\n{call_text('split_windows', args)}")) if series.size > 20 else contextlib.nullcontext():
         judge_pair(parts[index], want, what=what, names=("X_tr", "Y_tr") if side == "train" else ("X_va", "Y_va"), starts=starts[side], hint=hint.strip())
 
 
-SPLIT_TRAIN = [(12, 0, 7, 1, 2, 2, 1), (20, 0, 11, 3, 3, 2, 2), (10, 0, 0, 2, 2, 1, 1), (10, 0, 10, 0, 2, 1, 3), (14, 2, 9, 2, 2, 2, 2), (30, 0, 17, 4, 5, 3, 4)]
+# (T, F, split_at, gap, input_len, horizon, stride[, dtype]): last, an empty side of an integer or float32 series, in its dtype
+SPLIT_TRAIN = [(12, 0, 7, 1, 2, 2, 1), (20, 0, 11, 3, 3, 2, 2), (10, 0, 0, 2, 2, 1, 1), (10, 0, 10, 0, 2, 1, 3), (14, 2, 9, 2, 2, 2, 2), (30, 0, 17, 4, 5, 3, 4),
+               (10, 0, 0, 2, 2, 1, 1, "int64")]
 SPLIT_VALID = [(12, 0, 5, 2, 2, 1, 2), (15, 0, 6, 0, 2, 2, 1), (20, 0, 7, 3, 3, 1, 3), (10, 0, 6, 3, 2, 1, 1), (10, 0, 4, 1, 2, 3, 1), (14, 2, 5, 2, 2, 2, 2),
-               (30, 0, 9, 4, 4, 2, 5)]
+               (30, 0, 9, 4, 4, 2, 5), (10, 0, 6, 3, 2, 1, 1, "float32")]
 
 
 @check("split_windows: the training windows are all windows of series[:split_at] (inputs and targets end before split_at)", uses=SPLIT)
 def split_train(sub, ctx):
-    for T, F, split_at, gap, L, H, s in SPLIT_TRAIN:
-        judge_split(sub, arange(T, F), split_at, gap, L, H, s, "train")
+    for T, F, split_at, gap, L, H, s, *dtype in SPLIT_TRAIN:
+        judge_split(sub, arange(T, F, *dtype), split_at, gap, L, H, s, "train")
 
 
 @check("split_windows: validation windows start at split_at + gap, then every stride steps, the remainder dropped", uses=SPLIT)
 def split_valid(sub, ctx):
-    for T, F, split_at, gap, L, H, s in SPLIT_VALID:
-        judge_split(sub, arange(T, F), split_at, gap, L, H, s, "valid")
+    for T, F, split_at, gap, L, H, s, *dtype in SPLIT_VALID:
+        judge_split(sub, arange(T, F, *dtype), split_at, gap, L, H, s, "valid")
 
 
 LEAK_CASES = [(16, 0, 8, 2, 3, 2, 1), (24, 0, 13, 3, 2, 3, 2), (12, 2, 6, 1, 2, 2, 1)]
@@ -373,12 +368,12 @@ LEAK_CASES = [(16, 0, 8, 2, 3, 2, 1), (24, 0, 13, 3, 2, 3, 2), (12, 2, 6, 1, 2, 
 def split_leakage(sub, ctx):
     for T, F, split_at, gap, L, H, s in LEAK_CASES:
         series, args = arange(T, F), (split_at, gap, L, H, s)
-        base = sub.call("split_windows", series, *args)
+        base = inputs_unchanged(sub, "split_windows", series, *args, fix=READ_ONLY)
         base_call = Call("split_windows", series, *args)
         for side, changed_from, changed_to, names in (("train", split_at, T, ("X_tr", "Y_tr")), ("valid", 0, split_at + gap, ("X_va", "Y_va"))):
             changed = series.copy()
             changed[changed_from:changed_to] += 1000
-            moved = sub.call("split_windows", changed, *args)
+            moved = inputs_unchanged(sub, "split_windows", changed, *args, fix=READ_ONLY)  # values up to 1000 + T
             index = 0 if side == "train" else 1
             what = f"split_windows(series, {', '.join(map(str, args))}), series of shape {series.shape}"
             with on_input(base_call):
@@ -416,15 +411,11 @@ RAISE_CASES = [
 ]
 
 
-@check("input_len, horizon or stride below 1, a negative gap and split_at outside [0, T] raise ValueError", uses=MAKE + SPLIT)
+@check("input_len, horizon or stride below 1, a negative gap and split_at outside [0, T] raise ValueError", uses=MAKE + SPLIT,
+       edge="`input_len`, `horizon` or `stride` below 1 raise `ValueError`. `0 <= split_at <= T` and `gap >= 0`; otherwise `ValueError`.")
 def bad_arguments(sub, ctx):
     for fn, code, args in RAISE_CASES:
-        got = sub.run(raises, code, fn, list(args))
-        what = f"{call_text(fn, args)} with series = {code.split(' = ', 1)[1]}"
-        if got.get("raised") is None:
-            fail(f"{what}: expected ValueError, but it returned normally.")
-        if not got.get("value_error"):
-            fail(f"{what}: expected ValueError, got {got['raised']}: {got.get('message', '')}", got=got["raised"])
+        expect_raises(sub.run(raises, code, fn, list(args)), what=f"{call_text(fn, args)} with series = {code.split(' = ', 1)[1]}", shown=lambda _: "normally")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -469,23 +460,14 @@ SCRATCH_CODE = 'path = os.path.join(tempfile.mkdtemp(), "checkpoint.pt")\n'
 @contextlib.contextmanager
 def scratch_path():
     """A checkpoint path in a fresh folder of the sandbox's scratch space (tempfile draws from no global RNG)."""
-    folder = tempfile.mkdtemp(prefix="checkpoint-")
-    try:
+    with scratch_folder("checkpoint-") as folder:
         yield os.path.join(folder, "checkpoint.pt")
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def snapshot(model, optimizer, scheduler):
-    """Plain data: the model's state_dict (parameters and buffers), the optimizer's per-parameter state and learning
-    rates, the scheduler's epoch count and last learning rates."""
-    state = optimizer.state_dict()["state"]
-    return {
-        "model": {name: value.detach().clone() for name, value in model.state_dict().items()},
-        "optimizer": {int(i): {k: v.detach().clone() if torch.is_tensor(v) else v for k, v in s.items()} for i, s in state.items()},
-        "lr": [group["lr"] for group in optimizer.param_groups],
-        "scheduler": {"last_epoch": scheduler.last_epoch, "last_lr": list(scheduler.get_last_lr())},
-    }
+    """state_of the three, the optimizer's state keyed by parameter index as in optimizer.state_dict()["state"]."""
+    state = state_of(model, optimizer, scheduler)
+    return {**state, "optimizer": {i: entry for i, entry in enumerate(state["optimizer"]) if entry}}
 
 
 def rng_draws():
@@ -563,24 +545,28 @@ LATEST_CODE = (training_code() + SCRATCH_CODE + "seed_all(0)\nmodel, optimizer, 
 
 @scenario(repro=lambda interface: Call.code(LATEST_CODE))
 def latest_step(module):
+    """Scenario: two saves to the same path, then resume: what it returned, and whether the second save rewrote the file."""
     with scratch_path() as path:
         seed_all(0)
         run = build_run(0)
         train(*run, 3)
         module.save_checkpoint(path, *run, 3)
+        first = _read(path)
         train(*run, 2)
         module.save_checkpoint(path, *run, 5)
-        return module.resume(path, *build_run(7))
+        return {"step": module.resume(path, *build_run(7)), "rewritten": _read(path) != first}
 
 
 @check("resume returns the step of the latest save_checkpoint at path (a second save replaces the first)", uses=CHECKPOINT)
 def resume_step(sub, ctx):
-    got = sub.run(latest_step)
+    got = expect_record(sub.run(latest_step), ("step", "rewritten"), what="resume(path, model, optimizer, scheduler)")
     scenario_text = "saved at step 3, then at step 5 to the same path"
-    value = as_step(got, "resume(path, model, optimizer, scheduler)", scenario_text)
+    value = as_step(got["step"], "resume(path, model, optimizer, scheduler)", scenario_text)
     if value != 5:
-        hint = " That is the first save's step: the second save_checkpoint did not replace the file at path." if value == 3 else ""
-        fail(f"resume(path, model, optimizer, scheduler) ({scenario_text}): expected 5, got {got!r}.{hint}", expected="5", got=repr(got))
+        hint = ("" if value != 3 else " That is the first save's step: the second save_checkpoint did not replace the file at path."
+                if not got["rewritten"] else " That is the first save's step, although the second save_checkpoint rewrote the file at path:"
+                " does the checkpoint hold the step it was given?")
+        fail(f"resume(path, model, optimizer, scheduler) ({scenario_text}): expected 5, got {got['step']!r}.{hint}", expected="5", got=repr(got["step"]))
 
 
 @check("resume loads the model's parameters and buffers (batch norm's running statistics) into the model passed to it", uses=CHECKPOINT)
@@ -667,6 +653,34 @@ def save_rng(module):
                 "training": [training, run[0].training]}
 
 
+def _same_state(name, before, after):
+    if name == "torch":
+        return torch.equal(before, after)
+    return np.array_equal(before[0], after[0]) and list(before[1:]) == list(after[1:]) if name == "numpy" else before == after
+
+
+def _draws_between(name, before, after, limit=2000):
+    """How many single draws (of 32 bits) lead a generator from the state `before` to `after`; None when none up to
+    `limit` does (it was reseeded or set, or drew in another way)."""
+    if name == "torch":
+        generator = torch.Generator()
+        generator.set_state(before)
+        draw, state = lambda: torch.randint(0, 2, (1,), generator=generator), generator.get_state
+    elif name == "numpy":
+        generator = np.random.RandomState()
+        generator.set_state(("MT19937", np.asarray(before[0], dtype=np.uint32), *before[1:]))
+        draw, state = lambda: generator.randint(0, 2**32, dtype=np.uint32), lambda: [generator.get_state()[1], *generator.get_state()[2:]]
+    else:
+        generator = random.Random()
+        generator.setstate((3, tuple(before), None))
+        draw, state = lambda: generator.getrandbits(32), lambda: list(generator.getstate()[1])
+    for n in range(1, limit + 1):
+        draw()
+        if _same_state(name, state(), after):
+            return n
+    return None
+
+
 def flat(snap):
     """A snapshot as one dict of tensors: model entries, optimizer state, learning rates, the scheduler's counters."""
     out = {f"model.state_dict()['{k}']": v for k, v in snap["model"].items()}
@@ -682,12 +696,13 @@ def save_changes_nothing(sub, ctx):
     got = sub.run(save_rng)
     for name in ("torch", "numpy", "random"):
         before, after = got["before"][name], got["after"][name]
-        same = torch.equal(before, after) if name == "torch" else (
-            np.array_equal(before[0], after[0]) and list(before[1:]) == list(after[1:]) if name == "numpy" else before == after)
-        if not same:
-            fail(f"the state of {RNG_NAMES[name]} changed during save_checkpoint (after 2 training steps): saving drew a random number"
-                 " (a random temporary name, say), so a run that saves a checkpoint goes on with another random stream than one that"
-                 " does not. Name the temporary file from path (path + '.tmp') or with tempfile, which has its own generator.", what=name, got="changed")
+        if not _same_state(name, before, after):
+            drawn = _draws_between(name, before, after)
+            how = (f"saving drew {plural(drawn, 'random number')} from it (a random temporary name, say)" if drawn else
+                   "saving drew from it or set it anew (no run of single draws leads from its state before to its state after)")
+            fail(f"the state of {RNG_NAMES[name]} changed during save_checkpoint (after 2 training steps): {how}, so a run that saves a checkpoint"
+                 " goes on with another random stream than one that does not. Name the temporary file from path (path + '.tmp') or with tempfile,"
+                 " which has its own generator, and only read the states (get_state).", what=name, got="changed")
     if got["training"][0] != got["training"][1]:
         fail(f"model.training was {got['training'][0]} before save_checkpoint and {got['training'][1]} after: saving must leave the model in"
              " the mode it found it in (state_dict() needs neither eval() nor train()).", what="model.training", got=str(got["training"][1]))
@@ -777,52 +792,47 @@ def bit_for_bit(sub, ctx):
 
 
 # ---------------------------------------------------------------------------------------------
-# Checkpoint: crashes during a save
+# Checkpoint: crashes during a save (mlprep.grading.crashes: torch.save half written, kills after any file call)
 # ---------------------------------------------------------------------------------------------
-class CrashingSave:
-    """Stands in for torch.save during one save_checkpoint call: it writes the first half of the real bytes to
-    the destination (a path, or a file opened for writing), then raises OSError ("raise") or kills the process
-    with SIGKILL ("kill"). Saves to an in-memory buffer go through untouched."""
-
-    def __init__(self, real_save, mode):
-        self.real_save, self.mode, self.files = real_save, mode, 0
-
-    def __call__(self, obj, f, *args, **kwargs):
-        if not _is_file(f):
-            return self.real_save(obj, f, *args, **kwargs)
-        buffer = io.BytesIO()
-        self.real_save(obj, buffer, *args, **kwargs)
-        part = buffer.getvalue()[: len(buffer.getvalue()) // 2]
-        self.files += 1
-        if isinstance(f, (str, bytes, os.PathLike)):
-            with open(f, "wb") as out:
-                out.write(part)
-        else:
-            f.write(part)
-            f.flush()
-        if self.mode == "kill":
-            os.kill(os.getpid(), signal.SIGKILL)
-        raise OSError(errno.ENOSPC, "No space left on device (the grader's torch.save, after writing half of the checkpoint)")
-
-
-def _is_file(f):
+SAVES = [(torch, "save"), (torch.serialization, "save")]  # torch.save as learner code calls it
+TORCH_SAVE = [(torch, "save", (1,))]  # torch.save(obj, f) writes from C++: one file call of its own
+AFTER_FIRST_SAVE = ["seed_all(0)", "model, optimizer, scheduler = build_run(0)", "train(model, optimizer, scheduler, 3)",
+                    "save_checkpoint(path, model, optimizer, scheduler, 3)", "train(model, optimizer, scheduler, 2)"]
+RESUME_FIRST = ["model2, optimizer2, scheduler2 = build_run(7)", f"seed_all({SCRAMBLE})",
+                "resume(path, model2, optimizer2, scheduler2), model2.state_dict()  # a whole checkpoint: the step and its weights"]
+CRASHING_SAVE = """real_save = torch.save
+def crashing_save(obj, f, *args, **kwargs):  # the grader's torch.save: it writes half of the real bytes, then crashes
+    buffer = io.BytesIO()
+    real_save(obj, buffer, *args, **kwargs)
+    part = buffer.getvalue()[: len(buffer.getvalue()) // 2]
     if isinstance(f, (str, bytes, os.PathLike)):
-        return True
-    try:
-        f.fileno()
-    except (AttributeError, OSError, ValueError):  # io.BytesIO: io.UnsupportedOperation
-        return False
-    return True
+        with open(f, "wb") as out:
+            out.write(part)
+    else:  # a file or any object with a write method
+        f.write(part)
+        getattr(f, "flush", lambda: None)()
+    {crash}"""
 
 
-@contextlib.contextmanager
-def crashing_save(mode):
-    crash = CrashingSave(REAL_SAVE, mode)
-    torch.save = torch.serialization.save = crash
-    try:
-        yield crash
-    finally:
-        torch.save = torch.serialization.save = REAL_SAVE
+def crash_code(mode):
+    crash = 'raise OSError(errno.ENOSPC, "No space left on device")' if mode == "raise" else "os.kill(os.getpid(), signal.SIGKILL)"
+    lines = [training_code() + "import errno, io, signal\n", CRASHING_SAVE.replace("{crash}", crash), "", SCRATCH_CODE.rstrip(), *AFTER_FIRST_SAVE]
+    if mode == "raise":
+        lines += ["torch.save = crashing_save", "try:", "    save_checkpoint(path, model, optimizer, scheduler, 5)  # must raise",
+                  "except OSError:", "    pass  # as it should", "finally:", "    torch.save = real_save"]
+    else:
+        lines += ["pid = os.fork()", "if pid == 0:  # a child process, killed in the middle of torch.save",
+                  "    torch.cuda.is_available, torch.cuda.device_count = (lambda: False), (lambda: 0)  # no CUDA in a forked child",
+                  "    torch.save = crashing_save", "    save_checkpoint(path, model, optimizer, scheduler, 5)", "    os._exit(3)", "os.waitpid(pid, 0)"]
+    return "\n".join(lines + RESUME_FIRST)
+
+
+def in_child_code(then, **kwargs):
+    """Code running the save at step 5 in a child process as crash_points does (mlprep.grading.crashes.in_child), then `then`."""
+    options = "".join(f", {k}={v!r}" for k, v in kwargs.items())
+    return "\n".join([training_code() + "from mlprep.grading.crashes import in_child  # mlprep's crash points\n", SCRATCH_CODE.rstrip(), *AFTER_FIRST_SAVE,
+                      f"ended = in_child(lambda: save_checkpoint(path, model, optimizer, scheduler, 5), target=path{options}, also=[(torch, 'save', (1,))])",
+                      *then])
 
 
 def _read(path):
@@ -833,31 +843,32 @@ def _read(path):
         return None
 
 
-EXIT_RETURNED, EXIT_RAISED = 3, 4
+def _first_checkpoint(module, path):
+    """A checkpoint at step 3, then two more training steps: the run, the bytes at path, the model's state at step 3."""
+    seed_all(0)
+    run = build_run(0)
+    train(*run, 3)
+    module.save_checkpoint(path, *run, 3)
+    first, at_3 = _read(path), state_of(run[0])["model"]
+    train(*run, 2)
+    return run, first, at_3
 
 
-def hide_cuda():
-    """In the forked child only: CUDA cannot be used in a child forked from a process that has used it, so a save that
-    also keeps the CUDA generators' states (if torch.cuda.is_available()) must see no GPU there rather than fail."""
-    torch.cuda.is_available = lambda: False
-    torch.cuda.device_count = lambda: 0
+def _resumed_from(module, path):
+    """resume(path, ...) into fresh objects (every RNG scrambled): the step it returned or what it raised, and the model's state."""
+    fresh = build_run(7)
+    seed_all(SCRAMBLE)
+    try:
+        step, error = module.resume(path, *fresh), None
+    except Exception as exc:  # a checkpoint that does not load: the verdict, not a crash of the check
+        step, error = None, f"{type(exc).__name__}: {exc}"[:300]
+    return {"step": step, "resume_error": error, "model": state_of(fresh[0])["model"]}
 
 
-def crash_code(mode):
-    lines = [training_code() + "import errno, io, signal\n", inspect.getsource(CrashingSave).rstrip(), "", inspect.getsource(_is_file).rstrip(), "",
-             SCRATCH_CODE.rstrip(), "seed_all(0)", "model, optimizer, scheduler = build_run(0)", "train(model, optimizer, scheduler, 3)",
-             "save_checkpoint(path, model, optimizer, scheduler, 3)", "train(model, optimizer, scheduler, 2)", "real_save = torch.save"]
-    if mode == "raise":
-        lines += ["torch.save = CrashingSave(real_save, 'raise')", "try:", "    save_checkpoint(path, model, optimizer, scheduler, 5)  # must raise",
-                  "except OSError:", "    pass  # as it should", "finally:", "    torch.save = real_save"]
-    else:
-        lines += ["pid = os.fork()", "if pid == 0:  # a child process, killed in the middle of torch.save",
-                  "    torch.cuda.is_available, torch.cuda.device_count = (lambda: False), (lambda: 0)  # no CUDA in a forked child",
-                  "    torch.save = CrashingSave(real_save, 'kill')",
-                  "    save_checkpoint(path, model, optimizer, scheduler, 5)", "    os._exit(3)", "os.waitpid(pid, 0)"]
-    lines += ["model2, optimizer2, scheduler2 = build_run(7)", f"seed_all({SCRAMBLE})",
-              "resume(path, model2, optimizer2, scheduler2), model2.state_dict()  # the first checkpoint: step 3 and its weights"]
-    return "\n".join(lines)
+def _killed_in_torch_save(save, at=1):
+    """In a forked child: the save, its torch.save call number `at` writing half of its bytes and then killed."""
+    with half_written(SAVES, REAL_SAVE, crash="kill", at=at):
+        save()
 
 
 @scenario(repro=lambda interface, mode: Call.code(crash_code(mode)))
@@ -865,53 +876,46 @@ def crash_during_save(module, mode):
     """Scenario: a checkpoint at step 3, two more steps, then a save at step 5 whose torch.save writes half of the file
     and fails (mode "raise") or is killed (mode "kill", in a forked child); then resume into fresh objects."""
     with scratch_path() as path:
-        seed_all(0)
-        run = build_run(0)
-        train(*run, 3)
-        module.save_checkpoint(path, *run, 3)
-        first = _read(path)
-        train(*run, 2)
+        run, first, _ = _first_checkpoint(module, path)
         record = {"first_size": None if first is None else len(first)}
+        save = partial(module.save_checkpoint, path, *run, 5)
         if mode == "raise":
-            with crashing_save(mode) as crash:
+            with half_written(SAVES, REAL_SAVE, crash="raise") as crash:
                 try:
-                    module.save_checkpoint(path, *run, 5)
+                    save()
                     record["raised"] = None
                 except Exception as exc:  # what the learner's save let through: named for the judge
                     record["raised"] = f"{type(exc).__name__}: {exc}"[:300]
-            record["files"] = crash.files
+            record["files"] = crash["calls"]
         else:
-            read_end, write_end = os.pipe()
-            pid = os.fork()
-            if pid == 0:
-                code = EXIT_RETURNED
-                try:
-                    os.close(read_end)
-                    hide_cuda()
-                    with crashing_save(mode):
-                        module.save_checkpoint(path, *run, 5)
-                except BaseException as exc:  # reported to the parent, which names it
-                    code = EXIT_RAISED
-                    os.write(write_end, f"{type(exc).__name__}: {exc}"[:300].encode(errors="replace"))
-                finally:
-                    os._exit(code)
-            os.close(write_end)
-            _, status = os.waitpid(pid, 0)
-            with os.fdopen(read_end, "rb") as pipe:
-                said = pipe.read().decode(errors="replace")
-            killed = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
-            record["files"] = 1 if killed else 0
-            record["child"] = "killed" if killed else {EXIT_RETURNED: "returned", EXIT_RAISED: f"raised {said}"}.get(os.waitstatus_to_exitcode(status), "ended")
+            ended = in_child(partial(_killed_in_torch_save, save), target=path)
+            record["files"] = int(ended["ended"] == "killed")
+            record["child"] = {"killed": "killed", "returned": "returned", "raised": f"raised {ended['message']}"}.get(ended["ended"], "ended")
         now = _read(path)
         record.update(unchanged=now is not None and now == first, size=None if now is None else len(now))
-        fresh = build_run(7)
-        seed_all(SCRAMBLE)
-        try:
-            record["step"], record["resume_error"] = module.resume(path, *fresh), None
-        except Exception as exc:  # a checkpoint that does not load: the verdict, not a crash of the check
-            record["step"], record["resume_error"] = None, f"{type(exc).__name__}: {exc}"[:300]
-        record["model"] = snapshot(*fresh)["model"]
-        return record
+        return {**record, **_resumed_from(module, path)}
+
+
+def judge_resumed(record, want, text, *, at=None):
+    """The checkpoint at path after a crash resumes into the fresh objects: the previous one (step 3), or, with `at` (the
+    states saved at each step), the new one (step 5) too."""
+    if record["resume_error"] is not None:
+        if record["size"] is None:
+            where = "path no longer exists: the previous checkpoint was removed before the new one was complete"
+        elif not record.get("unchanged", False):
+            where = (f"the file at path holds {record['size']} bytes" + (f" instead of the first checkpoint's {record['first_size']}" if record.get("first_size") else "")
+                     + ": save_checkpoint wrote into path itself, so the crash left a truncated file there")
+        else:
+            where = "path still holds the first checkpoint, byte for byte, but resume cannot read it"
+        fix = " Write to a temporary file in the same directory and move it onto path with os.replace once it is complete." if not record.get("unchanged") else ""
+        fail(f"resume(path, ...) after the crashed save ({text}): {where}; resume raised {record['resume_error']}.{fix}",
+             what="resume", got=record["resume_error"].split(":")[0])
+    step = as_step(record["step"], "resume's result", text)
+    if step != 3 and not (at and step == 5):
+        fail(f"resume's result after the crashed save ({text}): expected 3, the step of the checkpoint at path{' (or 5, the new one)' if at else ''}, got"
+             f" {record['step']!r}", expected="3", got=repr(record["step"]))
+    judge_tensors(record["model"], at[int(step)] if at else want["state"]["model"], what="model2.state_dict() after resume", scenario_text=text,
+                  fresh=want["fresh"]["model"], fix="resume must load the checkpoint into the model it is given.")
 
 
 def judge_crash(sub, ctx, mode):
@@ -925,28 +929,12 @@ def judge_crash(sub, ctx, mode):
         done = {"raise": "returned" if record.get("raised") is None else f"raised {record['raised']}", "kill": record.get("child")}[mode]
         if done.startswith("raised"):
             fail(f"save_checkpoint(path, ..., 5) ({text}): it {done} before torch.save wrote anything, though the save at step 3 worked.")
-        fail(f"save_checkpoint(path, ..., 5) ({text}): it {done} without torch.save writing a file, so no crash could be simulated. Write"
-             " the checkpoint with torch.save(obj, f), called as torch.save, with f a path or a file opened for writing, as the prompt asks.")
+        fail(f"save_checkpoint(path, ..., 5) ({text}): it {done} without calling torch.save, so no crash could be simulated. Write the checkpoint"
+             " with torch.save(obj, f), called as torch.save, with f a path or a file-like object, as the prompt asks.")
     if mode == "raise" and record["raised"] is None:
         fail(f"save_checkpoint(path, ..., 5) ({text}): it returned normally, as if the checkpoint had been written. Let the error"
              " reach the caller (re-raise it after cleaning up), who must know that the save failed.", what="save_checkpoint", got="returned")
-    if record["resume_error"] is not None:
-        if record["size"] is None:
-            where = "path no longer exists: the previous checkpoint was removed before the new one was complete"
-        elif not record["unchanged"]:
-            where = (f"the file at path holds {record['size']} bytes instead of the first checkpoint's {record['first_size']}: save_checkpoint"
-                     " wrote into path itself, so the crash left a truncated file there")
-        else:
-            where = "path still holds the first checkpoint, byte for byte, but resume cannot read it"
-        fix = " Write to a temporary file in the same directory and move it onto path with os.replace once it is complete." if not record["unchanged"] else ""
-        fail(f"resume(path, ...) after the crashed save ({text}): {where}; resume raised {record['resume_error']}.{fix}",
-             what="resume", got=record["resume_error"].split(":")[0])
-    want = ctx.run_reference_sandboxed(trained_state, 3)
-    if as_step(record["step"], "resume's result", text) != 3:
-        fail(f"resume's result after the crashed save ({text}): expected 3, the step of the checkpoint at path, got {record['step']!r}",
-             expected="3", got=repr(record["step"]))
-    judge_tensors(record["model"], want["state"]["model"], what="model2.state_dict() after resume", scenario_text=text, fresh=want["fresh"]["model"],
-                  fix="resume must load the checkpoint into the model it is given.")
+    judge_resumed(record, ctx.run_reference_sandboxed(trained_state, 3), text)
 
 
 @check("a save that fails part-way (torch.save writes half of the file, then raises OSError) raises, and the previous checkpoint still resumes", uses=CHECKPOINT)
@@ -957,3 +945,75 @@ def crash_raising(sub, ctx):
 @check("a process killed part-way through a save (SIGKILL inside torch.save) leaves the previous checkpoint resumable", uses=CHECKPOINT)
 def crash_killed(sub, ctx):
     judge_crash(sub, ctx, "kill")
+
+
+@scenario(repro=lambda interface: Call.code(in_child_code(["ended['calls']  # the save's file-system calls, in order"])))
+def save_calls(module):
+    """Scenario: the save at step 5 run whole in a forked child: how it ended and its file-system calls."""
+    with scratch_path() as path:
+        run, _, _ = _first_checkpoint(module, path)
+        return in_child(partial(module.save_checkpoint, path, *run, 5), target=path, also=TORCH_SAVE)
+
+
+@check("the temporary file that save_checkpoint moves onto path is in path's own folder (os.replace is atomic only within one file system)",
+       uses=CHECKPOINT)
+def temporary_in_path_folder(sub, ctx):
+    record = expect_record(sub.run(save_calls), ("ended", "calls"), what="save_checkpoint(path, ..., 5) in a child process")
+    moved = [c for c in record["calls"] if c["call"] in ("os.replace", "os.rename", "os.link") and c["files"][1:] == ["path"] and c["files"][0] != IN_FOLDER]
+    if moved:
+        fail(f"save_checkpoint(path, ..., 5) (a checkpoint saved at step 3 at the same path) moved {moved[0]['files'][0]} onto path"
+             f" ({moved[0]['text']}): the temporary file must be in path's own folder. os.replace is atomic only within one file system, and"
+             " another folder (tempfile.gettempdir(), say) may be on another one: there the move fails, or shutil.move falls back to a copy"
+             " that a crash can cut short. Name it after path (path + '.tmp') or create it with tempfile.mkstemp(dir=os.path.dirname(path)).",
+             what="the file moved onto path", got=moved[0]["files"][0], first_index="")
+
+
+@scenario(repro=lambda interface: Call.code(in_child_code(["# ... and once more per crash point, killed right after file call k (kill_after=k) or in",
+                                                          "# the middle of a torch.save (half of its bytes written), then:", *RESUME_FIRST])))
+def killed_saves(module):
+    """Scenario: the save at step 5 run whole in a forked child (its file calls), then once per crash point in a child
+    killed there: right after a file call, or in the middle of a torch.save (which writes from C++: its own writes are
+    out of sight, so half of its bytes are written and the child killed). After each, resume into fresh objects, and
+    the folder put back as it was before the save."""
+    with scratch_path() as path:
+        run, first, at_3 = _first_checkpoint(module, path)
+        save, folder = partial(module.save_checkpoint, path, *run, 5), os.path.dirname(path)
+        before = folder_files(folder)
+        whole = in_child(save, target=path, also=TORCH_SAVE)
+        restore_folder(folder, before)
+        saves = [k for k, call in enumerate(whole["calls"], 1) if call["call"] == "torch.save"]
+        points = []
+        for k in sorted({*crash_points(whole["calls"]), *(-k for k in saves)}, key=lambda k: (abs(k), k > 0)):
+            inside = k < 0  # in the middle of the torch.save that is file call -k
+            run_it = partial(_killed_in_torch_save, save, saves.index(-k) + 1) if inside else save
+            in_child(run_it, target=path, kill_after=None if inside else k, also=TORCH_SAVE)
+            now = _read(path)
+            call = whole["calls"][abs(k) - 1]["text"]
+            points.append({"k": abs(k), "after": f"in the middle of {call}" if inside else f"right after {call}", "size": None if now is None else len(now),
+                           "unchanged": now == first, **_resumed_from(module, path)})
+            restore_folder(folder, before)
+        return {"ended": whole["ended"], "message": whole["message"], "calls": whole["calls"], "points": points, "at": {3: at_3, 5: state_of(run[0])["model"]}}
+
+
+@check("a process killed at any step of a save (SIGKILL right after any file-system call, or inside torch.save) leaves at path a checkpoint that"
+       " resumes: the previous one or the new one, whole", uses=CHECKPOINT)
+def crash_at_any_step(sub, ctx):
+    record = expect_record(sub.run(killed_saves), ("ended", "calls", "points", "at"), what="save_checkpoint(path, ..., 5) killed in child processes")
+    if record["ended"] != "returned":
+        fail(f"save_checkpoint(path, ..., 5) in a child process (a checkpoint saved at step 3 at the same path) {record['ended']}"
+             f" {record['message']}".rstrip() + ": a save must work in a forked process (where CUDA is not available) too.")
+    want = ctx.run_reference_sandboxed(trained_state, 3)
+    for point in record["points"]:
+        text = f"a checkpoint saved at step 3, then a save at step 5 killed {point['after']} (file call {point['k']} of {len(record['calls'])})"
+        # What a crash there left, as the diagnosis compares it: the same whatever call it came after.
+        left = "the checkpoint at path after a kill during the save"
+        if point["resume_error"] is not None and point["size"] is None:
+            fail(f"resume(path, ...) after a crash ({text}): path no longer exists: the previous checkpoint was removed before the new one was in place."
+                 f" os.replace(tmp, path) replaces path in one step: remove nothing first. resume raised {point['resume_error']}.", what=left,
+                 got="no file at path", first_index="")
+        if point["resume_error"] is not None and not point["unchanged"]:
+            fail(f"resume(path, ...) after a crash ({text}): path holds {point['size']} bytes that do not resume: the save writes into path itself,"
+                 " and a kill before that write ends leaves a partial checkpoint. Write the whole checkpoint to a temporary file in path's folder"
+                 f" and move it onto path with os.replace: a copy onto path can be cut short, a rename cannot. resume raised {point['resume_error']}.",
+                 what=left, got="a file that does not resume", first_index="")
+        judge_resumed(point, want, text, at=record["at"])

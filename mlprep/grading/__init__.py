@@ -37,6 +37,8 @@ from mlprep.grading.budgets import Growth, PeakMemory, growth_check, measure_pea
 from mlprep.grading.cases import array_of, grid, lists_of, matrix, sized
 from mlprep.grading.checks import (MAX_SERIES_POINTS, CheckFailed, CheckSpec, GraderDefect, Series, check, explained, fail, on_input, reported_message,
                                    scenario, series_on_failure)
+from mlprep.grading.crashes import (IN_FOLDER as IN_FOLDER, crash_points as crash_points, folder_files as folder_files, half_written as half_written,
+                                    in_child as in_child, restore_folder as restore_folder, scratch_folder as scratch_folder)
 from mlprep.grading.compare import (assert_close, assert_dtype, assert_equal, assert_finite, assert_keeps_precision, assert_returns_like, assert_shape,
                                     tolerance_for)
 from mlprep.grading.expected import central_differences, inputs_from_code, log_softmax, logsumexp
@@ -48,6 +50,7 @@ from mlprep.grading.networks import attribute_copy as attribute_copy, run_code a
 from mlprep.grading.probes import (Snapshot, control_value, expect_raises, fail_if_changed, gradcheck_float64, inputs_unchanged, invariance_probe, outcome,
                                    peak_traced_memory, raised_by, value_and_grad)
 from mlprep.grading.shrinking import shrink_on_failure
+from mlprep.grading.training import largest_change as largest_change, optimizer_state as optimizer_state, parameters_of as parameters_of, state_of as state_of
 from mlprep.grading.values import as_bool, as_float, as_int, describe_value, dtype_name, expect_record, expect_sequence
 from mlprep.grading.values import listed as listed  # row numbers, sizes, ids in a message
 from mlprep.grading.probes import InPlace as InPlace  # an input sorted or shuffled in place, told from one rewritten
