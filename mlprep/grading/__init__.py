@@ -23,6 +23,8 @@ The parts (this face re-exports what graders use):
     budgets     time_ratio, growth_check, measure_peak_memory
     experiments rates over simulated runs in binomial bands (expect_rate); Student's t, chi-square, normal
     shrinking   shrink_on_failure, with the small cases of `cases` (grid, matrix, array_of, sized)
+    crashes     a process killed at every step of a save (crash_points, in_child, half_written)
+    training    training state snapshotted and compared (parameters_of, optimizer_state, state_of)
 Families, for the graders of a few exercises alike: attention (its cases, probes and known mistakes),
 losses (shifted_logits_hint, all_finite), networks (run_code: a case written once as code, run in the
 sandbox and shown as the failing input).
