@@ -158,16 +158,46 @@ def view_code(series_code, fn, args):
             f"{shown}  # views of the series show the new values")
 
 
+# What the views probe reads, bound when the grader's scenarios are loaded, before the learner's file is
+# imported: ndarray's own C methods and attributes, which a file that replaces np.array, np.copy,
+# np.ndarray or builtins in its own process cannot change (an ndarray subclass is not taken at all).
+_NDARRAY, _TYPE, _COPY = np.ndarray, type, np.ndarray.copy
+_INTERFACE, _STRIDES = np.ndarray.__dict__["__array_interface__"].__get__, np.ndarray.__dict__["strides"].__get__
+
+
+def _layout(a):
+    """(address of the first element, strides, shape) of an ndarray: plain data the judge re-checks."""
+    interface = _INTERFACE(a)
+    return [interface["data"][0], list(_STRIDES(a)), list(interface["shape"])]
+
+
 @scenario(repro=lambda interface, series_code, fn, args: Call.code(view_code(series_code, fn, args)))
 def view_probe(module, series_code, fn, args):
-    """Scenario: the arrays fn returns, copied, before and after new values are written into the series in place."""
+    """Scenario: the arrays fn returns, copied, before and after new values are written into the series in
+    place, and where each one's elements and the series' lie in memory."""
     series = inputs_from_code(series_code, "series")
     arrays = _arrays(getattr(module, fn)(series, *args), fn)
     if arrays is None:
         return {"shape": "not a pair"}
-    before = [np.array(a) if isinstance(a, np.ndarray) else a for a in arrays]
+    plain = [_TYPE(a) is _NDARRAY for a in arrays]
+    before = [_COPY(a) if ok else a for a, ok in zip(arrays, plain)]
+    layouts = [_layout(a) if ok else None for a, ok in zip(arrays, plain)]
     series[...] = series * 10 + 7
-    return {"before": before, "after": [np.array(a) if isinstance(a, np.ndarray) else a for a in arrays]}
+    return {"before": before, "after": [_COPY(a) if ok else a for a, ok in zip(arrays, plain)], "layouts": layouts, "series": _layout(series)}
+
+
+def element_addresses(layout):
+    """The address of every element of an array of this (first address, strides, shape)."""
+    first, strides, shape = layout
+    return first + sum(i * s for i, s in zip(np.indices(shape, dtype=np.int64), strides)) if shape else np.array(first)
+
+
+def window_addresses(series_layout, starts, offset, shape):
+    """Where a view's element [i, j(, f)] must lie: at the series' element starts[i] + offset + j (column f)."""
+    first, strides, _ = series_layout
+    index = np.indices(shape, dtype=np.int64)
+    rows = np.asarray(starts, dtype=np.int64)[index[0]] + offset + index[1]
+    return first + rows * strides[0] + (index[2] * strides[1] if len(shape) == 3 else 0)
 
 
 @scenario(repro=lambda interface, series_code, fn, args: Call.code(f"{series_code}\n{call_text(fn, args)}"))
@@ -292,16 +322,20 @@ def judge_views(sub, fn, series_code, args):
     names = ("X", "Y") if fn == "make_windows" else ("X_tr", "Y_tr", "X_va", "Y_va")
     if fn == "make_windows":
         L, H, s = args
-        want = list(windows_at(series, starts_of(0, len(series), L + H, s), L, H))
+        parts = [starts_of(0, len(series), L + H, s)]
     else:
         split_at, gap, L, H, s = args
-        want = [*windows_at(series, starts_of(0, split_at, L + H, s), L, H), *windows_at(series, starts_of(split_at + gap, len(series), L + H, s), L, H)]
+        parts = [starts_of(0, split_at, L + H, s), starts_of(split_at + gap, len(series), L + H, s)]
+    want = [array for starts in parts for array in windows_at(series, starts, L, H)]
+    origins = [(starts, offset) for starts in parts for offset in (0, L)]  # where X's and Y's windows begin in the series
     what = f"{call_text(fn, args)} with series = {series_text(series_code)}"
     with on_input(Call.code(view_code(series_code, fn, args))):
         if "before" not in record:
             fail(f"{what}: expected " + ("a pair (X, Y)" if fn == "make_windows" else "a pair of pairs ((X_tr, Y_tr), (X_va, Y_va))"))
         judge_arrays(record["before"], want, what=what, names=names)
-        for name, before, after, w in zip(names, record["before"], record["after"], want):
+        if any(layout is None for layout in record["layouts"]):
+            fail(f"{what}: the windows should be NumPy arrays themselves (np.ndarray, views of the series), not a subclass of it.")
+        for name, before, after, w, layout, (starts, offset) in zip(names, record["before"], record["after"], want, record["layouts"], origins):
             if not w.size:
                 continue  # an empty array shares nothing: any empty array of the right shape will do
             want_after = (w * 10 + 7).astype(w.dtype)  # every value v of the series became 10 v + 7
@@ -311,6 +345,11 @@ def judge_views(sub, fn, series_code, args):
                      " np.lib.stride_tricks.sliding_window_view (or as_strided) and slice them; np.array, np.stack, np.copy or fancy"
                      " indexing copy.", what=name, got="a copy")
             assert_equal(after, want_after, what=f"{name} after {MUTATION}", scenario=what)
+            # Re-checked here from plain data: a view's elements are the series' own, where the series keeps them.
+            if not np.array_equal(element_addresses(layout), window_addresses(record["series"], starts, offset, w.shape)):
+                fail(f"{what}: {name} holds the right values but not in the series' memory: it is a copy, however it reads inside your"
+                     " process. Build the windows as views with np.lib.stride_tricks.sliding_window_view (or as_strided) and slice them.",
+                     what=name, got="a copy in memory of its own")
 
 
 def _row(a):

@@ -26,6 +26,7 @@ from mlprep_process import FIXTURES, RUNNER_BANK, integrity, kill_processes_of, 
 
 from mlprep.bank import load_bank
 from mlprep.grading._isolation import available as isolation_available
+from mlprep.grading.engine import MAX_LOAD
 from mlprep.progress.store import Store
 
 HOSTILE = FIXTURES / "hostile"
@@ -124,7 +125,7 @@ CASES = [
     Case("syntax_error", "error", "does not parse"),
     Case("missing_module", "error", "ModuleNotFoundError: No module named 'mlprep_no_such_module'"),
     Case("raises_at_import", "error", "importing your file failed"),
-    Case("infinite_loop", "timeout", "the time limit for the whole grade (1 s)", timeout_s=1),
+    Case("infinite_loop", "timeout", "the time limit for the whole grade (", timeout_s=1),  # 1 s, scaled by the load
     Case("infinite_loop_at_import", "timeout", "time limit", timeout_s=1),
     Case("memory_bomb", "error", "memory"),
     Case("segfault", "error", "segmentation fault"),
@@ -240,12 +241,14 @@ def test_a_hang_or_slow_code_gets_its_verdict_within_the_exercises_limit(case: S
     limit = load_bank(REPO).get(case.exercise).timeout_s
     submission = tmp_path / f"{case.name}.py"
     shutil.copy(SLOW / f"{case.name}.py", submission)
+    # The grade's limit is the exercise's scaled by the machine's load (at most MAX_LOAD times): it says which it ran under.
     returncode, stdout, stderr, elapsed = run_mlprep(["grade", case.exercise, "--file", str(submission), "--json"], shared_home, bank=REPO,
-                                                     bound_s=limit + 5 + STARTUP_SLACK_S + 30)
+                                                     bound_s=limit * MAX_LOAD + 5 + STARTUP_SLACK_S + 30)
     try:
         assert returncode == 1, stderr
-        assert elapsed < limit + 5 + STARTUP_SLACK_S, f"took {elapsed:.1f} s"
         result = json.loads(stdout)
+        assert limit <= result["time_limit_s"] <= limit * MAX_LOAD
+        assert elapsed < result["time_limit_s"] + 5 + STARTUP_SLACK_S, f"took {elapsed:.1f} s against a limit of {result['time_limit_s']:g} s"
         assert result["status"] == "timeout" and not result["internal_error"]
         checks = [c for c in result["checks"] if "[cuda]" not in c["name"]]
         first = next(i for i, c in enumerate(checks) if c["status"] == "timeout")
@@ -256,6 +259,27 @@ def test_a_hang_or_slow_code_gets_its_verdict_within_the_exercises_limit(case: S
         wait_until(lambda: not processes_of(shared_home), "every process of the grade has ended", timeout_s=5)
     finally:
         kill_processes_of(shared_home)
+
+
+# -- a false pass through a patched library, against the real bank -------------------------------------
+
+
+def test_copies_behind_a_patched_numpy_are_not_taken_for_views(tmp_path: Path) -> None:
+    """windows-checkpoint's windows must be views of the series. This file returns copies and replaces np.array,
+    np.copy and np.asarray in its own process so that copying one of its copies rebuilds it from the series as
+    it is now, as a view would read (issue 23's false pass): the probe reads the arrays through ndarray's own
+    methods, bound before the file is imported, and the judge checks where their elements lie in memory."""
+    submission = tmp_path / "copies_behind_patched_numpy.py"
+    shutil.copy(HOSTILE / "real_bank" / "windows_checkpoint__copies_behind_patched_numpy.py", submission)
+    limit = load_bank(REPO).get("windows-checkpoint").timeout_s
+    returncode, stdout, stderr, _ = run_mlprep(["grade", "windows-checkpoint", "--file", str(submission), "--json"], tmp_path / "home", bank=REPO,
+                                               bound_s=limit * MAX_LOAD + 5 + STARTUP_SLACK_S + 30)
+    assert returncode == 1, stderr
+    checks = {c["name"]: c for c in json.loads(stdout)["checks"]}
+    views = [c for name, c in checks.items() if "returns views" in name]
+    assert len(views) == 2 and all(c["status"] == "fail" and "copy" in c["message"] for c in views), views
+    values = [c for name, c in checks.items() if name.startswith("make_windows: window i starts")]
+    assert values and values[0]["status"] == "pass"  # the copies hold the right values: only being views is wrong
 
 
 # -- values JSON must carry ------------------------------------------------------------------------
