@@ -105,6 +105,29 @@ def test_every_failing_grade_of_the_bank_fits_on_one_screen(whole_bank_selfcheck
     assert too_long == {}
 
 
+def _inputs_on_screen(out: str) -> list[tuple[list[str], bool]]:
+    """The failing inputs a grade's screen shows, each as (its code lines, whether lines before them were
+    left out): the indented lines under "smallest failing input:" (or "the input it was running:"), after
+    the note of the lines left out, which may wrap. A code line the renderer folded ends its block early."""
+    blocks, lines = [], out.splitlines()
+    for number, line in enumerate(lines):
+        if line.strip() not in ("smallest failing input:", "the input it was running:"):
+            continue
+        rest, cut = lines[number + 1:], False
+        if rest and rest[0].startswith("    … ("):
+            cut = True
+            while rest and not rest[0].rstrip().endswith("as a script)"):
+                rest = rest[1:]
+            rest = rest[1:]
+        code = []
+        for code_line in rest:
+            if not code_line.startswith("    "):
+                break
+            code.append(code_line[4:])
+        blocks.append((code, cut))
+    return blocks
+
+
 @pytest.mark.slow
 def test_every_failing_input_the_bank_prints_pastes_and_runs(bank, whole_bank_selfcheck):
     """Each failing input a grade of the bank shows in full, at 40, 80 and 120 columns, comes out with its
@@ -132,9 +155,8 @@ def test_every_failing_input_the_bank_prints_pastes_and_runs(bank, whole_bank_se
                 console = Console(file=io.StringIO(), width=width, color_system=None)
                 render_grade(console, result)
                 out = console.file.getvalue()
-                for text in inputs:
-                    shown = "\n".join("    " + line for line in text.splitlines())
-                    if "before these: `--verbose` shows them" not in out and shown not in out and text.splitlines()[-1] in out:
+                for code, cut in _inputs_on_screen(out):
+                    if not any(text.splitlines()[-len(code):] == code and (cut or len(text.splitlines()) == len(code)) for text in inputs if code):
                         broken.append(f"{exercise['id']} {label} at {width} columns: the input is not shown with its lines whole")
             reference = load_module(module_name("reference", exercise["id"]), bank.get(exercise["id"]).reference_path)
             for text in inputs - ran:

@@ -37,6 +37,7 @@ from mlprep.grading._files import load_module as load_file
 from mlprep.grading._forkserver import prestart
 from mlprep.grading._runner import OUTPUT_FLOOD_BYTES, Sandbox, SandboxBroken, SandboxConfig, SubmissionCrashed, SubmissionProblem, SubmissionRaised, SubmissionTimeout
 from mlprep.results import CheckResult, GradeResult, overall_status, summary_message
+from mlprep.text import seconds_text
 
 DEVICES = ("cpu", "cuda", "auto")
 IMPORT_CHECK = "your file imports and defines the interface"
@@ -230,7 +231,7 @@ def _grade(exercise: Exercise, path: Path, runs: list, reference: ModuleType, de
                                           " and this check would call it again", {"blocked_by": hung[blocked]}))
                 continue
             if budget.remaining() < RUN_AT_LEAST_S:
-                checks.append(CheckResult(name, "skip", f"not run: the time limit for the whole grade ({budget.limit_s:g} s) ran out",
+                checks.append(CheckResult(name, "skip", f"not run: the time limit for the whole grade ({seconds_text(budget.limit_s)}) ran out",
                                           {"grade_limit_s": budget.limit_s}))
                 continue
             if not sandbox.alive():
@@ -301,7 +302,7 @@ def _code_name(name: str) -> str:
 def _check_limit(name: str, measured: dict[str, float], budget: Budget) -> tuple[float, str]:
     """This check's time limit, and the words that say where it comes from."""
     remaining = budget.remaining()
-    whole = f"what was left of the time limit for the whole grade ({budget.limit_s:g} s)"
+    whole = f"what was left of the time limit for the whole grade ({seconds_text(budget.limit_s)})"
     if name not in measured:
         return remaining, whole
     limit = (CHECK_FLOOR_S + CHECK_HEADROOM * measured[name]) * budget.load

@@ -225,7 +225,8 @@ def when_raised(kind: str | None = None, *, reword: Callable[[str], str] | None 
     same error again (still an error of the learner's code) with reword(its first line) in place of that
     line, its traceback kept; with `fail_with`, a wrong answer (a failed check) whose message is
     fail_with(the error's message), with `details` (a callable one gets the exception's own text, as
-    the code raised it: got=lambda text: f"FloatingPointError: {text}")."""
+    the code raised it: got=lambda text: f"FloatingPointError: {text}"; `explain`, fail's deferred hint,
+    is handed to fail as it is)."""
     from mlprep.grading._runner import SubmissionRaised
 
     try:
@@ -235,7 +236,7 @@ def when_raised(kind: str | None = None, *, reword: Callable[[str], str] | None 
             raise
         if fail_with is not None:
             own = str(problem.details.get("message", ""))
-            fail(fail_with(problem.message), **{key: value(own) if callable(value) else value for key, value in details.items()})
+            fail(fail_with(problem.message), **{key: value(own) if callable(value) and key != "explain" else value for key, value in details.items()})
         if reword is not None:
             head, newline, rest = problem.message.partition("\n")
             raise SubmissionRaised(reword(head) + newline + rest, problem.details) from None

@@ -35,7 +35,7 @@ from mlprep.errors import MlprepError
 from mlprep.kinds.base import Block, Kind, Note, Shown
 from mlprep.kinds.proof import ExerciseSelfCheck, Graded
 from mlprep.results import CheckResult, GradeResult
-from mlprep.text import plural
+from mlprep.text import plural, seconds_text
 
 SECTIONS = ("Situation", "Task", "Action", "Result", "Prevention")
 MIN_WORDS = {"Situation": 15, "Task": 10, "Action": 20, "Result": 10, "Prevention": 10}
@@ -215,7 +215,7 @@ def grade_story_text(exercise: Exercise, text: str, *, timeout_s: float | None =
         if not deadline.passed:
             return None
         done = ", ".join(c.name for c in checks) or "none"
-        return GradeResult(exercise.id, "timeout", f"grading stopped at its time limit ({deadline.limit_s:g} s); checks done: {done}",
+        return GradeResult(exercise.id, "timeout", f"grading stopped at its time limit ({seconds_text(deadline.limit_s)}); checks done: {done}",
                            checks, device="")
 
     for name in SECTIONS:
