@@ -44,6 +44,8 @@ GROWTH_SIZES = {"roc_auc": (1_000, 300_000), "average_precision": (1_000, 100_00
 GROWTH_CALLS = 10  # calls per timed run at 1,000 rows: the round trip (~0.4 ms) would swamp one call (~0.1 ms)
 MAX_GROWTH = 4.0  # the learner's growth over the reference's, measured in the same run
 MISTAKE_RTOL = 1e-9
+ONE_CLASS_EDGE = ("`roc_auc` raises `ValueError` when y has no positive or no negative (the AUC is 0 / 0 there); `average_precision`"
+                  " raises `ValueError` when y has no positive, and returns 1.0 when y has no negative (every threshold then has precision 1).")
 RTOL = ATOL = 1e-7  # float64's, for every input: both values are ratios of counts
 EXACT_ROWS = 50  # up to this many rows, expected values are exact fractions (shown as such)
 
@@ -271,6 +273,9 @@ def small_cases(need_negative):
             .map(lambda c: (np.array(c[0][::-1]), np.array(c[1]) / 4)).filter(valid))
 
 
+RANDOM_SIZES = ((10, 0, 0.4), (100, 1, 0.3), (1000, None, 0.5), (10**4, 2, 0.3), (10**4, None, 0.01))  # (rows, decimals: ties, positive rate)
+
+
 def shrinking(sub, fn):
     return shrink_on_failure(sub, lambda: small_cases(fn == "roc_auc"), lambda case: judge(sub, fn, *case))
 
@@ -300,11 +305,11 @@ def auc_ties(sub, ctx):
 def auc_random(sub, ctx):
     rng = ctx.rng(1)
     with shrinking(sub, "roc_auc"):
-        for n, decimals, rate in ((10, 0, 0.4), (100, 1, 0.3), (1000, None, 0.5), (10**4, 2, 0.3), (10**4, None, 0.01)):
+        for n, decimals, rate in RANDOM_SIZES:
             judge(sub, "roc_auc", *random_case(rng, n, rate, decimals))
 
 
-@check("roc_auc: y with one class raises ValueError", uses=("roc_auc",))
+@check("roc_auc: y with one class raises ValueError", uses=("roc_auc",), edge=ONE_CLASS_EDGE)
 def auc_one_class(sub, ctx):
     score = np.array([0.25, 0.5, 0.75])
     expect_value_error(sub, "roc_auc", np.array([0, 0, 0]), score, "no positive")
@@ -338,11 +343,11 @@ def ap_ties(sub, ctx):
 def ap_random(sub, ctx):
     rng = ctx.rng(2)
     with shrinking(sub, "average_precision"):
-        for n, decimals, rate in ((10, 0, 0.4), (100, 1, 0.3), (1000, None, 0.5), (10**4, 2, 0.3), (10**4, None, 0.01)):
+        for n, decimals, rate in RANDOM_SIZES:
             judge(sub, "average_precision", *random_case(rng, n, rate, decimals))
 
 
-@check("average_precision: no negative gives 1.0; no positive raises ValueError", uses=("average_precision",))
+@check("average_precision: no negative gives 1.0; no positive raises ValueError", uses=("average_precision",), edge=ONE_CLASS_EDGE)
 def ap_one_class(sub, ctx):
     judge(sub, "average_precision", np.array([1, 1, 1]), np.array([0.25, 0.5, 0.75]), "no negative: every precision is 1")
     judge(sub, "average_precision", np.array([True, True]), np.array([0.5, 0.5]), "no negative, tied")
@@ -376,6 +381,20 @@ def inputs_kept(sub, ctx):
     y, score = np.array([0, 1, 1, 0, 1]), np.array([0.3, 0.9, 0.1, 0.6, 0.6])
     for fn in ("roc_auc", "average_precision"):
         inputs_unchanged(sub, fn, y, score, scenario=f"{fn}(y, score) on unsorted scores (sorting them in place would change them)")
+    # The other checks' inputs, extreme ones included (bool, float and int32 labels, float32, integer and uint8 scores, ties,
+    # 10**4 rows, 1% positive, no negative), small ones first.
+    y, score = np.array([1, 0, 1, 1, 0, 0, 1]), np.array([0.8, 0.3, 0.3, 0.6, 0.9, 0.1, 0.45])
+    cases = [(labels, score) for labels in (y.astype(np.int32), y.astype(np.float64), y.astype(bool))]
+    y = np.array([1, 0, 1, 1, 0, 0, 1, 0])
+    cases += [(y, np.array([0.8, 0.3, 0.3, 0.6, 0.9, 0.1, 0.45, 0.6], dtype=np.float32)), (y, np.array([8, 3, 3, 6, 9, 1, 4, 6])),
+              (y, np.array([200, 3, 3, 6, 0, 1, 4, 6], dtype=np.uint8))]
+    for seed in (1, 2):  # the two random checks' generators
+        rng = ctx.rng(seed)
+        cases += [random_case(rng, n, rate, decimals) for n, decimals, rate in RANDOM_SIZES]
+    for y, score in cases:
+        for fn in ("roc_auc", "average_precision"):
+            inputs_unchanged(sub, fn, y, score, scenario=f"{fn}(y, score), {describe(y, score)}")
+    inputs_unchanged(sub, "average_precision", np.array([True, True]), np.array([0.5, 0.5]), scenario="average_precision(y, score), no negative, tied")
 
 
 def _timed_repro(interface, fn, seed, n, calls=1):

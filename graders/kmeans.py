@@ -31,8 +31,8 @@ MEAN_RTOL = 1e-9
 PP_SEEDS = range(6)
 PP_NEEDED = 5
 PP_FACTOR = 1.5
-MEMORY_BUDGET = 2**30
-BIG_CASE = (200_000, 32, 64, 2)  # N, D, k, iters of the memory check
+MEMORY_BUDGET = 256 * 2**20
+BIG_CASE = (50_000, 32, 64, 2)  # N, D, k, iters of the memory check
 
 PP_HINT = ("k-means++ takes a first centre uniformly at random, then each next one with probability proportional to D(x)^2, the squared"
            " distance from x to its nearest centre chosen so far (not D(x), not uniformly): the 8 far points then get nearly all of the"
@@ -125,12 +125,12 @@ def over_seeds(module, X, k, seeds, code=None):
 
 def _memory_repro(interface, seed, N, D, k, iters):
     return Call.code(f"import tracemalloc\n{normal_code(seed, N, D)}\ntracemalloc.start(); {kmeans_code(k, iters, 0)}\n"
-                     f"peak = tracemalloc.get_traced_memory()[1]; tracemalloc.stop()\npeak / 2**30  # GiB at the call's peak: at most 1")
+                     f"peak = tracemalloc.get_traced_memory()[1]; tracemalloc.stop()\npeak / 2**20  # MiB at the call's peak: at most {MEMORY_BUDGET // 2**20}")
 
 
 @scenario(repro=_memory_repro)
 def memory_peak(module, seed, N, D, k, iters):
-    """Scenario: (kmeans's result, peak bytes traced during the call) on X built here (51 MB not sent through the pipe)."""
+    """Scenario: (kmeans's result, peak bytes traced during the call) on X built here (13 MB not sent through the pipe)."""
     X = np.random.default_rng(seed).standard_normal((N, D))
     return peak_traced_memory(module, "kmeans", [X, k], {"iters": iters, "seed": 0})
 
@@ -239,12 +239,20 @@ def judged_call(sub, X, k, iters, seed, code=None, what="", empty_clusters=False
 # ---------------------------------------------------------------------------------------------
 # Checks
 # ---------------------------------------------------------------------------------------------
+NEAREST_LISTED = [(np.array([[0.0], [1.0], [2.0], [6.0], [7.0], [9.0]]), 2, 2, 0),
+                  (np.array([[0.0, 0.0], [0.5, 0.0], [3.0, 1.0], [3.5, 0.5], [1.5, 4.0], [2.0, 3.5], [1.0, 1.0]]), 3, 2, 1)]
+NEAREST_CODES = [(normal_code(seed + 10, N, D), k, iters, seed)
+                 for seed, (N, D, k, iters) in enumerate([(40, 2, 4, 2), (200, 3, 5, 2), (200, 3, 5, 1), (500, 8, 10, 3), (300, 2, 1, 2), (30, 2, 30, 3)])]
+DETERMINISM_CODES = [(uniform_code(3, 12, 2), 3, 1), (uniform_code(4, 300, 2), 6, 3)]
+INERTIA_CODES = [(uniform_code(5, 400, 2), 8), (normal_code(6, 300, 5), 6)]
+FEW_DISTINCT_CODE = "rng = np.random.default_rng(8)\nX = rng.standard_normal((3, 4))[rng.integers(0, 3, 100)]  # 100 rows, 3 distinct"
+
+
 @check("labels are a nearest centroid of the returned C")
 def labels_nearest(sub, ctx):
-    judged_call(sub, np.array([[0.0], [1.0], [2.0], [6.0], [7.0], [9.0]]), 2, 2, 0)
-    judged_call(sub, np.array([[0.0, 0.0], [0.5, 0.0], [3.0, 1.0], [3.5, 0.5], [1.5, 4.0], [2.0, 3.5], [1.0, 1.0]]), 3, 2, 1)
-    for seed, (N, D, k, iters) in enumerate([(40, 2, 4, 2), (200, 3, 5, 2), (200, 3, 5, 1), (500, 8, 10, 3), (300, 2, 1, 2), (30, 2, 30, 3)]):
-        code = normal_code(seed + 10, N, D)
+    for X, k, iters, seed in NEAREST_LISTED:
+        judged_call(sub, X, k, iters, seed)
+    for code, k, iters, seed in NEAREST_CODES:
         judged_call(sub, build(code), k, iters, seed, code)
 
 
@@ -269,7 +277,7 @@ def fixed_point(sub, ctx):
 
 @check("deterministic per seed, whatever the global NumPy RNG state")
 def deterministic(sub, ctx):
-    for seed, (code, k, iters) in enumerate([(uniform_code(3, 12, 2), 3, 1), (uniform_code(4, 300, 2), 6, 3)]):
+    for seed, (code, k, iters) in enumerate(DETERMINISM_CODES):
         X = build(code)
         runs = sub.run(under_global_states, X, k, iters, seed, code)
         scenario = describe(X, k, iters, seed)
@@ -284,7 +292,7 @@ def deterministic(sub, ctx):
 
 @check("inertia never rises over iters = 1, 2, ..., 10 (same seed)")
 def inertia_monotone(sub, ctx):
-    for seed, (code, k) in enumerate([(uniform_code(5, 400, 2), 8), (normal_code(6, 300, 5), 6)]):
+    for seed, (code, k) in enumerate(INERTIA_CODES):
         X = build(code)
         iters_list = list(range(1, 11))
         runs = expect_sequence(sub.run(iters_sweep, X, k, seed, iters_list, code), len(iters_list), what="runs", scenario="")
@@ -309,14 +317,13 @@ FEW_DISTINCT = [  # (what, X, k): fewer distinct rows than k
 ]
 
 
-@check("fewer distinct rows than k: succeeds, C finite, every label nearest")
+@check("fewer distinct rows than k: succeeds, C finite, every label nearest", edge="Works with fewer distinct rows than k.")
 def few_distinct(sub, ctx):
     for what, X, k in FEW_DISTINCT:
         for seed in range(4):
             judged_call(sub, np.array(X), k, 10, seed, what=f" ({what})", empty_clusters=True)
-    code = "rng = np.random.default_rng(8)\nX = rng.standard_normal((3, 4))[rng.integers(0, 3, 100)]  # 100 rows, 3 distinct"
     for seed in range(3):
-        judged_call(sub, build(code), 5, 10, seed, code, " (3 distinct rows)", empty_clusters=True)
+        judged_call(sub, build(FEW_DISTINCT_CODE), 5, 10, seed, FEW_DISTINCT_CODE, " (3 distinct rows)", empty_clusters=True)
 
 
 @check("k-means++: one large blob, two small far ones (5 of 6 seeds within 1.5x the optimum)")
@@ -353,15 +360,25 @@ def inputs_kept(sub, ctx):
     X = build(code)
     with on_input(Call.code(f"{code}\nX_before = X.copy()\n{kmeans_code(4, 5, 0)}\nnp.array_equal(X, X_before)  # expected True")):
         inputs_unchanged(sub, "kmeans", X, 4, iters=5, seed=0, scenario=describe(X, 4, 5, 0))
+    # Every check's inputs, extreme ones included (fewer distinct rows than k, far blobs), small ones first.
+    for X, k, iters, seed in [*NEAREST_LISTED, *((np.array(X), k, 10, 0) for _, X, k in FEW_DISTINCT)]:
+        inputs_unchanged(sub, "kmeans", X, k, iters=iters, seed=seed, scenario=describe(X, k, iters, seed))
+    for code, k, iters, seed in [*NEAREST_CODES, *((code, k, iters, 0) for code, k, iters in DETERMINISM_CODES),
+                                 *((code, k, 10, 0) for code, k in INERTIA_CODES), (FEW_DISTINCT_CODE, 5, 10, 0), (BLOBS_CODE, 4, 100, 0),
+                                 (PLUSPLUS_CODE, 3, 100, 0)]:
+        X = build(code)
+        with on_input(Call.code(f"{code}\nX_before = X.copy()\n{kmeans_code(k, iters, seed)}\nnp.array_equal(X, X_before)  # expected True")):
+            inputs_unchanged(sub, "kmeans", X, k, iters=iters, seed=seed, scenario=describe(X, k, iters, seed))
 
 
-@check("memory: 200k x 32 float64, k = 64 within 1 GiB (no (N, k, D) array)")
+@check("memory: 50k x 32 float64, k = 64 within 256 MiB (no (N, k, D) array)")
 def memory(sub, ctx):
     from mlprep.grading._runner import SubmissionRaised
 
     N, D, k, iters = BIG_CASE
     scenario = f"X ({N}, {D}) float64 = np.random.default_rng(9).standard_normal, k = {k}, iters = {iters}"
-    too_big = "an (N, k, D) array of differences X[:, None] - C[None] is 3.3 GB; use ||x||^2 - 2 x.c + ||c||^2, an (N, k) matrix (102 MB)"
+    too_big = (f"an (N, k, D) array of differences X[:, None] - C[None] is {N * k * D * 8 / 1e9:.2g} GB; use ||x||^2 - 2 x.c + ||c||^2, an (N, k)"
+               f" matrix ({N * k * 8 / 1e6:.0f} MB)")
     try:
         got, peak = expect_sequence(sub.run(memory_peak, 9, N, D, k, iters), 2, what="result and peak memory", scenario=scenario)
     except SubmissionRaised as problem:
@@ -370,7 +387,7 @@ def memory(sub, ctx):
         head, _, trace = problem.message.partition("\n")
         raise SubmissionRaised(f"{scenario}: {head}; {too_big}." + (f"\n{trace}" if trace else ""), problem.details) from None
     if peak > MEMORY_BUDGET:
-        fail(f"{scenario}: the call allocated {peak / 2**30:.2f} GiB at its peak, over 1 GiB; X itself is {N * D * 8 / 2**20:.0f} MiB,"
+        fail(f"{scenario}: the call allocated {peak / 2**20:.0f} MiB at its peak, over {MEMORY_BUDGET // 2**20} MiB; X itself is {N * D * 8 / 2**20:.0f} MiB,"
              f" {too_big}.", peak_bytes=int(peak))
     X = np.random.default_rng(9).standard_normal((N, D))
     with on_input(Call.code(f"{normal_code(9, N, D)}\n{nearest_expression(k, iters, 0, large=True)}")):

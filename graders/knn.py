@@ -62,7 +62,7 @@ def _random_data_repro(interface, seed, n, d, m, k):
 
 @scenario(repro=_random_data_repro)
 def knn_on_random_data(module, seed, n, d, m, k):
-    """Scenario: knn on float32 data generated here from a seed (cheaper than sending 51 MB through the pipe)."""
+    """Scenario: knn on float32 data generated here from a seed (cheaper than sending 26 MB through the pipe)."""
     rng = np.random.default_rng(seed)
     X = rng.random((n, d), dtype=np.float32)
     Q = rng.random((m, d), dtype=np.float32)
@@ -78,7 +78,7 @@ def _peak_memory_repro(interface, code, k, max_bytes):
 @scenario(repro=_peak_memory_repro)
 def knn_peak_memory(module, code, k, max_bytes):
     """Scenario: (knn's result, peak bytes traced during the call) on X and Q built here by `code`, as the
-    judge builds them (10 MB that need not go through the pipe, and an input that reads as code)."""
+    judge builds them (5 MB that need not go through the pipe, and an input that reads as code)."""
     X, Q = build(code)
     return peak_traced_memory(module, "knn", [X, Q, k], {"max_bytes": max_bytes})
 
@@ -100,6 +100,13 @@ def normal_code(seed, N, M, D, dtype="float64", offset=0.0):
             text = f"({offset:g} + {text})" if dtype != "float64" else f"{offset:g} + {text}"
         return text if dtype == "float64" else f"{text}.astype(np.{dtype})"
     return f"rng = np.random.default_rng({seed})\nX = {draw((N, D))}\nQ = {draw((M, D))}"
+
+
+def far_columns_code(seed, N, M, D, dtype):
+    """Lines that build X (N, D) and Q (M, D) of `dtype` whose columns sit at -1e3 and +1e3 in turn, unit spread: one
+    shift for every coordinate (X.mean() instead of X.mean(axis=0)) leaves them far from the origin."""
+    return (f"rng = np.random.default_rng({seed})\noffsets = np.where(np.arange({D}) % 2, {OFFSET:g}, -{OFFSET:g})\n"
+            f"X = (offsets + rng.standard_normal(({N}, {D}))).astype(np.{dtype})\nQ = (offsets + rng.standard_normal(({M}, {D}))).astype(np.{dtype})")
 
 
 def build(code):
@@ -346,10 +353,22 @@ def nearest_case(sub, X, Q, k, scenario, max_bytes=None, explain=None):
 
 # Control experiments, run only after a failure: each returns (key, hint), or None when it does not support one.
 def shifted_control(sub, r):
-    """Far from the origin: the same data shifted to it (exactly: x - 1000 is exact here) must then pass."""
-    if r.X.dtype.kind != "f" or not passes(sub, r.X - OFFSET, r.Q - OFFSET, r.k):
+    """Far from the origin: the same data shifted to it (each column by its offset, -1e3 or 1e3: exact here) must then pass.
+    Where the columns sit at different offsets, a second control moves them all to +1e3: passing that too shows that one
+    shift for every coordinate is what fails."""
+    offsets = np.round(r.X.mean(axis=0, dtype=np.float64), -3)
+    shift = offsets.astype(r.X.dtype)
+    if r.X.dtype.kind != "f" or not passes(sub, r.X - shift, r.Q - shift, r.k):
         return None
-    return "far from the origin", (f"the same data shifted to the origin (X - {OFFSET:g} and Q - {OFFSET:g}: the same distances,"
+    if np.unique(offsets).size > 1:
+        moved = (shift - OFFSET).astype(r.X.dtype)  # every column to +1e3: the same distances, exactly
+        if passes(sub, r.X - moved, r.Q - moved, r.k):
+            return "one centre for all columns", (
+                f"the same data shifted to the origin give the right neighbours, and so do they with every column moved to +{OFFSET:g};"
+                f" only columns at different offsets ({', '.join(f'{o:g}' for o in np.unique(offsets))}) break them: the centre you"
+                " subtract is one number for every coordinate, which leaves such columns far from the origin. Subtract each"
+                " column's own mean, X.mean(axis=0)")
+    return "far from the origin", (f"the same data shifted to the origin (each column by its offset: the same distances,"
                                    f" exactly) give the right neighbours, so the offset is what breaks them: {FAR_HINT}")
 
 
@@ -489,13 +508,63 @@ def halves(rng, shape, dtype="float64"):
 
 
 # ---------------------------------------------------------------------------------------------
-# Checks
+# Checks (their cases at module level: the inputs-unchanged check runs them all)
 # ---------------------------------------------------------------------------------------------
+NEAREST_CODES = [(normal_code(seed, N, M, D), k) for seed, (N, M, D, k) in enumerate([(200, 10, 3, 20), (300, 37, 5, 7), (1000, 64, 32, 10)], start=101)]
+LARGE_K = (normal_code(11, 2000, 20, 6), 300)
+K_EDGE_X, K_EDGE_Q = [[0.0, 0.0], [1.0, 0.0], [0.0, 2.0], [3.0, 1.0]], [[0.5, 0.0], [2.0, 2.0], [-1.0, 1.0]]
+K_EDGE_CODE = normal_code(2, 40, 9, 4)
+TINY_SHAPES = [(1, 1, 1, 1), (1, 4, 3, 1), (1, 4, 3, 4), (12, 4, 1, 5), (6, 1, 3, 4)]
+TINY_CODES = [(normal_code(seed, N, M, D), k) for seed, (N, M, D, k) in enumerate([(50, 8, 1, 6), (60, 1, 7, 5)], start=31)]
+DTYPE_PAIRS = (("float32", "float32"), ("uint8", "uint8"), ("int64", "int32"), ("float32", "float64"))
+DTYPE_CODES = [
+    (normal_code(41, 500, 40, 16, "float32"), 8, ""),
+    ("rng = np.random.default_rng(42)\nX = rng.integers(0, 256, (400, 12), dtype=np.uint8)\nQ = rng.integers(0, 256, (30, 12), dtype=np.uint8)", 6,
+     ", values 0..255"),
+    ("rng = np.random.default_rng(43)\nX = rng.integers(-1000, 1000, (300, 6), dtype=np.int64)\nQ = rng.integers(-1000, 1000, (25, 6), dtype=np.int32)",
+     5, ", values -1000..999"),
+    ("rng = np.random.default_rng(44)\nX = rng.standard_normal((300, 8)).astype(np.float32)\nQ = rng.standard_normal((20, 8))", 5, ""),
+]
+EXACT_CODES = [(f"rng = np.random.default_rng({seed})\nX = rng.standard_normal((400, 8)){'.astype(np.float32)' if dtype == 'float32' else ''}\n"
+                "Q = X[rng.choice(400, size=64, replace=False)]") for seed, dtype in ((51, "float32"), (52, "float64"))]
+FAR_CASES = [(normal_code(seed, 2000, 50, D, dtype, offset=OFFSET), f" = {OFFSET:g} + N(0, 1) in every coordinate")
+             for seed, dtype, D in ((61, "float32", 8), (62, "float32", 32), (63, "float64", 16))]
+FAR_COLUMNS_CASES = [(far_columns_code(64, 2000, 50, 8, "float32"), f" = -{OFFSET:g} or +{OFFSET:g} (column by column) + N(0, 1)")]
+CHUNK_CASE = (normal_code(8, 2000, 300, 16, "float32"), 7, 256 * 2**10)
+# (seed, N, M, D, dtype, k, max_bytes): X over the budget, so only chunks fit; the float32 one's float64 norms alone are over it too.
+MEMORY_FLOAT64 = (9, 10_000, 100, 64, "float64", 10, 2 * 2**20)
+MEMORY_FLOAT32 = (10, 50_000, 25, 8, "float32", 10, 256 * 2**10)
+SPEED_CASE = (50_000, 128, 1000, 10)  # n, d, m, k: large enough that a Python loop over the queries stands out of the round trip
+
+
+def small_listed(ctx):
+    """(X, Q, k, explain) of the checks' small cases written out in full, small ones first."""
+    rng = ctx.rng(3)
+    cases = [(np.asarray(K_EDGE_X), np.asarray(K_EDGE_Q), k, None) for k in (1, 4, 6)]
+    cases += [(halves(rng, (N, D)), halves(rng, (M, D)), k, None) for N, M, D, k in TINY_SHAPES]
+    rng = ctx.rng(4)
+    # uint8 first: arithmetic in uint8 wraps around (190 - 200 is 246), which reorders these.
+    cases += [(np.array([[0, 0], [200, 200], [10, 10], [255, 255]], dtype=np.uint8), np.array([[190, 190], [5, 250]], dtype=np.uint8), 2, float64_control),
+              (np.array([[-900, 0], [0, 0], [900, 5], [3, -4]], dtype=np.int64), np.array([[800, 0], [1, 1]], dtype=np.int32), 2, float64_control),
+              (halves(rng, (5, 3), "float32"), halves(rng, (2, 3), "float32"), 3, float64_control),
+              (halves(rng, (5, 3), "float32"), halves(rng, (2, 3)), 3, float64_control)]
+    return cases
+
+
+def built_cases():
+    """(code, k, max_bytes) of every check's code-built input, small ones first; not the memory and speed checks' (N(0, 1) and
+    uniform data as above, only larger: sending them through the pipe twice would cost more than they add)."""
+    return [*((code, k, None) for code, k in (*NEAREST_CODES, *TINY_CODES)), *((K_EDGE_CODE, k, None) for k in (1, 40, 60)),
+            *((code, k, None) for code, k, _ in DTYPE_CODES), *((code, 4, None) for code in EXACT_CODES),
+            *((code, 5, None) for code, _ in (*FAR_CASES, *FAR_COLUMNS_CASES)),
+            (LARGE_K[0], LARGE_K[1], None), CHUNK_CASE]
+
+
 @check("k nearest rows, nearest first (random float64 data)")
 def nearest_float64(sub, ctx):
     with smallest_failure(sub) as shown:
-        for seed, (N, M, D, k) in enumerate([(200, 10, 3, 20), (300, 37, 5, 7), (1000, 64, 32, 10)], start=101):
-            built_case(sub, shown, normal_code(seed, N, M, D), k)
+        for code, k in NEAREST_CODES:
+            built_case(sub, shown, code, k)
 
 
 @check("nearest first, also for large k (300 of 2000)")
@@ -503,69 +572,63 @@ def sorted_large_k(sub, ctx):
     # NumPy's argpartition on AVX-512 machines often happens to return a short prefix already sorted;
     # for a few hundred it does not, so the order must come from an explicit sort.
     with smallest_failure(sub) as shown:
-        built_case(sub, shown, normal_code(11, 2000, 20, 6), 300)
+        built_case(sub, shown, *LARGE_K)
 
 
-@check("k = 1, k = N and k > N (clipped to N)")
-def k_edges(sub, ctx):
-    X = [[0.0, 0.0], [1.0, 0.0], [0.0, 2.0], [3.0, 1.0]]
-    Q = [[0.5, 0.0], [2.0, 2.0], [-1.0, 1.0]]
+@check("k = 1 and k = N")
+def k_one_and_n(sub, ctx):
     with smallest_failure(sub) as shown:
-        for k in (1, 4, 6):
-            listed_case(sub, shown, X, Q, k)
-        for k in (1, 40, 60):
-            built_case(sub, shown, normal_code(2, 40, 9, 4), k)
+        for k in (1, 4):
+            listed_case(sub, shown, K_EDGE_X, K_EDGE_Q, k)
+        for k in (1, 40):
+            built_case(sub, shown, K_EDGE_CODE, k)
+
+
+@check("k > N is clipped to N", edge="k larger than N is clipped to N; k < 1, an empty X or Q, or mismatched D raises ValueError.")
+def k_clipped(sub, ctx):
+    with smallest_failure(sub) as shown:
+        listed_case(sub, shown, K_EDGE_X, K_EDGE_Q, 6)
+        built_case(sub, shown, K_EDGE_CODE, 60)
 
 
 @check("N = 1, D = 1, M = 1")
 def tiny_shapes(sub, ctx):
-    rng = ctx.rng(3)
     with smallest_failure(sub) as shown:
-        for N, M, D, k in [(1, 1, 1, 1), (1, 4, 3, 1), (1, 4, 3, 4), (12, 4, 1, 5), (6, 1, 3, 4)]:
-            listed_case(sub, shown, halves(rng, (N, D)), halves(rng, (M, D)), k)
-        for seed, (N, M, D, k) in enumerate([(50, 8, 1, 6), (60, 1, 7, 5)], start=31):
-            built_case(sub, shown, normal_code(seed, N, M, D), k)
-
-
-DTYPE_PAIRS = (("float32", "float32"), ("uint8", "uint8"), ("int64", "int32"), ("float32", "float64"))
+        for X, Q, k, _ in small_listed(ctx)[3:3 + len(TINY_SHAPES)]:
+            listed_case(sub, shown, X, Q, k)
+        for code, k in TINY_CODES:
+            built_case(sub, shown, code, k)
 
 
 @check("float32, float64, integer and mixed inputs")
 def input_dtypes(sub, ctx):
-    rng = ctx.rng(4)
     with smallest_failure(sub, float64_control, dtypes=DTYPE_PAIRS) as shown:
-        # Small ones first. uint8: arithmetic in uint8 wraps around (190 - 200 is 246), which reorders these.
-        listed_case(sub, shown, np.array([[0, 0], [200, 200], [10, 10], [255, 255]], dtype=np.uint8),
-                    np.array([[190, 190], [5, 250]], dtype=np.uint8), 2, explain=float64_control)
-        listed_case(sub, shown, np.array([[-900, 0], [0, 0], [900, 5], [3, -4]], dtype=np.int64), np.array([[800, 0], [1, 1]], dtype=np.int32),
-                    2, explain=float64_control)
-        listed_case(sub, shown, halves(rng, (5, 3), "float32"), halves(rng, (2, 3), "float32"), 3, explain=float64_control)
-        listed_case(sub, shown, halves(rng, (5, 3), "float32"), halves(rng, (2, 3)), 3, explain=float64_control)
-        built_case(sub, shown, normal_code(41, 500, 40, 16, "float32"), 8, explain=float64_control)
-        built_case(sub, shown, "rng = np.random.default_rng(42)\nX = rng.integers(0, 256, (400, 12), dtype=np.uint8)\n"
-                   "Q = rng.integers(0, 256, (30, 12), dtype=np.uint8)", 6, what=", values 0..255", explain=float64_control)
-        built_case(sub, shown, "rng = np.random.default_rng(43)\nX = rng.integers(-1000, 1000, (300, 6), dtype=np.int64)\n"
-                   "Q = rng.integers(-1000, 1000, (25, 6), dtype=np.int32)", 5, what=", values -1000..999", explain=float64_control)
-        built_case(sub, shown, "rng = np.random.default_rng(44)\nX = rng.standard_normal((300, 8)).astype(np.float32)\n"
-                   "Q = rng.standard_normal((20, 8))", 5, explain=float64_control)
+        for X, Q, k, explain in small_listed(ctx)[3 + len(TINY_SHAPES):]:  # small ones first
+            listed_case(sub, shown, X, Q, k, explain=explain)
+        for code, k, what in DTYPE_CODES:
+            built_case(sub, shown, code, k, what=what, explain=float64_control)
 
 
 @check("queries that are rows of X come back first (distance 0)")
 def exact_matches(sub, ctx):
     with smallest_failure(sub, self_match, dtypes=(("float32", "float32"), ("float64", "float64")), values="tenths", rows_of_x=True,
                           n=(2, 4), d=(2, 4)) as shown:
-        for seed, dtype in ((51, "float32"), (52, "float64")):
-            code = (f"rng = np.random.default_rng({seed})\nX = rng.standard_normal((400, 8)){'.astype(np.float32)' if dtype == 'float32' else ''}\n"
-                    "Q = X[rng.choice(400, size=64, replace=False)]")
+        for code in EXACT_CODES:
             built_case(sub, shown, code, 4, what=" = 64 rows of X", explain=self_match)
 
 
 @check("far from the origin (offset 1e3, unit spread)")
 def far_from_origin(sub, ctx):
     with smallest_failure(sub, shifted_control, dtypes=(("float32", "float32"), ("float64", "float64")), values="far") as shown:
-        for seed, dtype, D in ((61, "float32", 8), (62, "float32", 32), (63, "float64", 16)):
-            built_case(sub, shown, normal_code(seed, 2000, 50, D, dtype, offset=OFFSET), 5, what=f" = {OFFSET:g} + N(0, 1) in every coordinate",
-                       explain=shifted_control)
+        for code, what in FAR_CASES:
+            built_case(sub, shown, code, 5, what=what, explain=shifted_control)
+
+
+@check("far from the origin, columns at -1e3 and +1e3: each column centred by its own mean")
+def far_columns(sub, ctx):
+    with smallest_failure(sub, shifted_control, dtypes=(("float32", "float32"),), values="far") as shown:
+        for code, what in FAR_COLUMNS_CASES:
+            built_case(sub, shown, code, 5, what=what, explain=shifted_control)
 
 
 BAD_INPUTS = [  # (what, X, Q, k): X and Q as code, so the failing input reads as written
@@ -578,7 +641,7 @@ BAD_INPUTS = [  # (what, X, Q, k): X and Q as code, so the failing input reads a
 ]
 
 
-@check("ValueError for k < 1, empty X or Q, mismatched D")
+@check("ValueError for k < 1, empty X or Q, mismatched D", edge="k larger than N is clipped to N; k < 1, an empty X or Q, or mismatched D raises ValueError.")
 def bad_input(sub, ctx):
     for what, X_code, Q_code, k in BAD_INPUTS:
         outcome = sub.run(knn_on_bad_input, X_code, Q_code, k)
@@ -605,6 +668,14 @@ def inputs_kept(sub, ctx):
         with on_input(Call.code(f"{code}\nX_before, Q_before = X.copy(), Q.copy()\nknn(X, Q, 3)\n"
                                 "np.array_equal(X, X_before) and np.array_equal(Q, Q_before)  # False: knn changed its input")):
             inputs_unchanged(sub, "knn", X, Q, 3, scenario=describe(X, Q, 3))
+    for X, Q, k, _ in small_listed(ctx):  # every check's inputs, extreme ones included, small ones first
+        inputs_unchanged(sub, "knn", X, Q, k, scenario=describe(X, Q, k))
+    for code, k, max_bytes in built_cases():
+        X, Q = build(code)
+        kwargs = {} if max_bytes is None else {"max_bytes": max_bytes}
+        with on_input(Call.code(f"{code}\nX_before, Q_before = X.copy(), Q.copy()\n{knn_code(k, max_bytes)}\n"
+                                "np.array_equal(X, X_before) and np.array_equal(Q, Q_before)  # False: knn changed its input")):
+            inputs_unchanged(sub, "knn", X, Q, k, scenario=describe(X, Q, k, max_bytes), **kwargs)
 
 
 CHUNK_STRATEGY = {"budgets": (64, 256, 1024, 2048), "m": (1, 5)}
@@ -613,7 +684,8 @@ CHUNK_STRATEGY = {"budgets": (64, 256, 1024, 2048), "m": (1, 5)}
 @check("correct when working in chunks (max_bytes = 256 KiB)")
 def chunked(sub, ctx):
     with smallest_failure(sub, budget_control, **CHUNK_STRATEGY) as shown:
-        built_case(sub, shown, normal_code(8, 5000, 300, 16, "float32"), 7, max_bytes=256 * 2**10, explain=budget_control)
+        code, k, max_bytes = CHUNK_CASE
+        built_case(sub, shown, code, k, max_bytes=max_bytes, explain=budget_control)
 
 
 @contextlib.contextmanager
@@ -650,19 +722,19 @@ def check_memory(sub, seed, N, M, D, dtype, k, max_bytes, note=""):
              f" {mib(M * N * 8)}; {MEMORY_HINT}", peak_bytes=int(used), max_bytes=max_bytes)
 
 
-@check("memory: 20k x 64 float64 within max_bytes = 4 MiB")
+@check("memory: 10k x 64 float64 within max_bytes = 2 MiB")
 def memory_float64(sub, ctx):
-    check_memory(sub, 9, 20_000, 100, 64, "float64", 10, 4 * 2**20)
+    check_memory(sub, *MEMORY_FLOAT64)
 
 
-@check("memory: 200k x 8 float32 within max_bytes = 1 MiB")
+@check("memory: 50k x 8 float32 within max_bytes = 256 KiB")
 def memory_float32(sub, ctx):
-    check_memory(sub, 10, 200_000, 100, 8, "float32", 10, 2**20, note="; X converted to float64, or all of its norms in float64, would not fit")
+    check_memory(sub, *MEMORY_FLOAT32, note="; X converted to float64, or all of its norms in float64, would not fit")
 
 
-@check("speed: 100k x 128 float32, 1,000 queries, k = 10")
+@check("speed: 50k x 128 float32, 1,000 queries, k = 10")
 def speed(sub, ctx):
-    n, d, m, k = 100_000, 128, 1000, 10
+    n, d, m, k = SPEED_CASE
     scenario = (f"speed, float32 X ({n}, {d}) and Q ({m}, {d}) uniform in [0, 1) from np.random.default_rng({SPEED_SEED}).random,"
                 f" k = {k}, default max_bytes")
     hint = ("the reference computes a whole batch of queries against a chunk of X with one matrix product, with no Python loop"
