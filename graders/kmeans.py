@@ -31,8 +31,8 @@ MEAN_RTOL = 1e-9
 PP_SEEDS = range(6)
 PP_NEEDED = 5
 PP_FACTOR = 1.5
-MEMORY_BUDGET = 256 * 2**20
-BIG_CASE = (50_000, 32, 64, 2)  # N, D, k, iters of the memory check
+MEMORY_BUDGET = 2**30
+BIG_CASE = (200_000, 32, 64, 2)  # N, D, k, iters of the memory check
 
 PP_HINT = ("k-means++ takes a first centre uniformly at random, then each next one with probability proportional to D(x)^2, the squared"
            " distance from x to its nearest centre chosen so far (not D(x), not uniformly): the 8 far points then get nearly all of the"
@@ -125,12 +125,12 @@ def over_seeds(module, X, k, seeds, code=None):
 
 def _memory_repro(interface, seed, N, D, k, iters):
     return Call.code(f"import tracemalloc\n{normal_code(seed, N, D)}\ntracemalloc.start(); {kmeans_code(k, iters, 0)}\n"
-                     f"peak = tracemalloc.get_traced_memory()[1]; tracemalloc.stop()\npeak / 2**20  # MiB at the call's peak: at most {MEMORY_BUDGET // 2**20}")
+                     f"peak = tracemalloc.get_traced_memory()[1]; tracemalloc.stop()\npeak / 2**30  # GiB at the call's peak: at most {MEMORY_BUDGET / 2**30:g}")
 
 
 @scenario(repro=_memory_repro)
 def memory_peak(module, seed, N, D, k, iters):
-    """Scenario: (kmeans's result, peak bytes traced during the call) on X built here (13 MB not sent through the pipe)."""
+    """Scenario: (kmeans's result, peak bytes traced during the call) on X built here (51 MB not sent through the pipe)."""
     X = np.random.default_rng(seed).standard_normal((N, D))
     return peak_traced_memory(module, "kmeans", [X, k], {"iters": iters, "seed": 0})
 
@@ -371,7 +371,7 @@ def inputs_kept(sub, ctx):
             inputs_unchanged(sub, "kmeans", X, k, iters=iters, seed=seed, scenario=describe(X, k, iters, seed))
 
 
-@check("memory: 50k x 32 float64, k = 64 within 256 MiB (no (N, k, D) array)")
+@check("memory: 200k x 32 float64, k = 64 within 1 GiB (no (N, k, D) array)")
 def memory(sub, ctx):
     from mlprep.grading._runner import SubmissionRaised
 
@@ -387,7 +387,7 @@ def memory(sub, ctx):
         head, _, trace = problem.message.partition("\n")
         raise SubmissionRaised(f"{scenario}: {head}; {too_big}." + (f"\n{trace}" if trace else ""), problem.details) from None
     if peak > MEMORY_BUDGET:
-        fail(f"{scenario}: the call allocated {peak / 2**20:.0f} MiB at its peak, over {MEMORY_BUDGET // 2**20} MiB; X itself is {N * D * 8 / 2**20:.0f} MiB,"
+        fail(f"{scenario}: the call allocated {peak / 2**30:.2f} GiB at its peak, over {MEMORY_BUDGET / 2**30:g} GiB; X itself is {N * D * 8 / 2**20:.0f} MiB,"
              f" {too_big}.", peak_bytes=int(peak))
     X = np.random.default_rng(9).standard_normal((N, D))
     with on_input(Call.code(f"{normal_code(9, N, D)}\n{nearest_expression(k, iters, 0, large=True)}")):

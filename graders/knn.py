@@ -532,9 +532,9 @@ FAR_CASES = [(normal_code(seed, 2000, 50, D, dtype, offset=OFFSET), f" = {OFFSET
 FAR_COLUMNS_CASES = [(far_columns_code(64, 2000, 50, 8, "float32"), f" = -{OFFSET:g} or +{OFFSET:g} (column by column) + N(0, 1)")]
 CHUNK_CASE = (normal_code(8, 2000, 300, 16, "float32"), 7, 256 * 2**10)
 # (seed, N, M, D, dtype, k, max_bytes): X over the budget, so only chunks fit; the float32 one's float64 norms alone are over it too.
-MEMORY_FLOAT64 = (9, 10_000, 100, 64, "float64", 10, 2 * 2**20)
-MEMORY_FLOAT32 = (10, 50_000, 25, 8, "float32", 10, 256 * 2**10)
-SPEED_CASE = (50_000, 128, 1000, 10)  # n, d, m, k: large enough that a Python loop over the queries stands out of the round trip
+MEMORY_FLOAT64 = (9, 20_000, 100, 64, "float64", 10, 4 * 2**20)  # the catalogue's sizes
+MEMORY_FLOAT32 = (10, 200_000, 100, 8, "float32", 10, 2**20)
+SPEED_CASE = (100_000, 128, 1000, 10)  # n, d, m, k
 
 
 def small_listed(ctx):
@@ -722,17 +722,17 @@ def check_memory(sub, seed, N, M, D, dtype, k, max_bytes, note=""):
              f" {mib(M * N * 8)}; {MEMORY_HINT}", peak_bytes=int(used), max_bytes=max_bytes)
 
 
-@check("memory: 10k x 64 float64 within max_bytes = 2 MiB")
+@check("memory: 20k x 64 float64 within max_bytes = 4 MiB")
 def memory_float64(sub, ctx):
     check_memory(sub, *MEMORY_FLOAT64)
 
 
-@check("memory: 50k x 8 float32 within max_bytes = 256 KiB")
+@check("memory: 200k x 8 float32 within max_bytes = 1 MiB")
 def memory_float32(sub, ctx):
     check_memory(sub, *MEMORY_FLOAT32, note="; X converted to float64, or all of its norms in float64, would not fit")
 
 
-@check("speed: 50k x 128 float32, 1,000 queries, k = 10")
+@check("speed: 100k x 128 float32, 1,000 queries, k = 10")
 def speed(sub, ctx):
     n, d, m, k = SPEED_CASE
     scenario = (f"speed, float32 X ({n}, {d}) and Q ({m}, {d}) uniform in [0, 1) from np.random.default_rng({SPEED_SEED}).random,"
