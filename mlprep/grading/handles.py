@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import inspect
+import os
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
@@ -177,6 +178,9 @@ def _mark_device(value: Any, device: str) -> None:
             _mark_device(item, device)
 
 
+_REFERENCE_RESULTS: dict[tuple, Any] = {}  # run_reference_sandboxed's results, by reference, scenario and arguments
+
+
 class Context:
     """What a check knows besides the submission: the device, the reference, seeded randomness."""
 
@@ -200,13 +204,22 @@ class Context:
     def run_reference_sandboxed(self, scenario: Callable, *args: Any, **kwargs: Any) -> Any:
         """The scenario on the reference in its own sandbox, a process like the learner's: what needs
         the same process state (RNG streams, bit-for-bit training runs) compares fairly. A failure
-        there is the grader's defect, never the learner's."""
+        there is the grader's defect, never the learner's.
+
+        The scenario must seed every RNG it draws from: its result is then a function of the reference
+        and the arguments, kept for the judge process's life (the self-check and batch grading judge
+        many files against one reference; a training run is seconds) and handed out as a copy."""
         from mlprep.grading._runner import SubmissionProblem
 
-        try:
-            return self.reference_submission().run(scenario, *args, **kwargs)
-        except SubmissionProblem as problem:
-            raise GraderDefect(f"the reference failed the scenario {scenario.__name__} in its sandbox: {problem.message}") from None
+        path = getattr(self.reference, "__file__", None)
+        stat = os.stat(path) if path else None
+        key = (path, stat and (stat.st_mtime_ns, stat.st_size), scenario.__module__, scenario.__qualname__, self.device, repr(args), repr(sorted(kwargs.items())))
+        if key not in _REFERENCE_RESULTS:
+            try:
+                _REFERENCE_RESULTS[key] = self.reference_submission().run(scenario, *args, **kwargs)
+            except SubmissionProblem as problem:
+                raise GraderDefect(f"the reference failed the scenario {scenario.__name__} in its sandbox: {problem.message}") from None
+        return copy.deepcopy(_REFERENCE_RESULTS[key])
 
     def rng(self, seed: int) -> np.random.Generator:
         return np.random.default_rng(seed)
