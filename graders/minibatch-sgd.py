@@ -223,7 +223,8 @@ def check_stop(record, n, settings, what, shown):
     runs all epochs."""
     tol, epochs = settings["tol"], settings["epochs"]
     ends = epoch_ends(record, n, settings)
-    changes = [(float(np.linalg.norm(b - a)), float(np.linalg.norm(a))) for a, b, _ in ends]
+    with np.errstate(over="ignore", invalid="ignore"):  # a diverged run's weights: an inf norm, no warning on mlprep's stderr
+        changes = [(float(np.linalg.norm(b - a)), float(np.linalg.norm(a))) for a, b, _ in ends]
     ran = len(ends)
     if not ends[-1][2]:
         k = len(epochs_of(record, n, settings["batch_size"])[-1])
@@ -334,7 +335,8 @@ def scale_invariant_stop(sub, ctx):
     if plain != scaled:
         def absolute_stop(record):  # the epoch an absolute test ||w_end - w_start|| <= tol stops at
             ends = epoch_ends(record, runs[0][4], settings)
-            return next((e + 1 for e, (a, b, _) in enumerate(ends) if np.linalg.norm(b - a) <= settings["tol"]), settings["epochs"])
+            with np.errstate(over="ignore", invalid="ignore"):
+                return next((e + 1 for e, (a, b, _) in enumerate(ends) if np.linalg.norm(b - a) <= settings["tol"]), settings["epochs"])
         hint = (" Both runs stopped where ||w_end - w_start|| <= tol itself first held, an absolute test: compare the change with"
                 " tol * ||w_start|| instead." if absolute_stop(plain_record) == plain and absolute_stop(scaled_record) == scaled else "")
         fail(f"{runs[0][3]}: the run stopped after {plain} epochs, but after {scaled} with w0 and y multiplied by 2**20, which scales"
