@@ -255,7 +255,8 @@ def params_groups(sub, ctx):
                                      one(8, 4, 5, 3, groups=4), one(64, 128, 3, 3, bias=False, groups=64)], want=[152, 320, 24, 124, 1152])
 
 
-@check("conv2d_params: ValueError when groups does not divide c_in or c_out", uses=("conv2d_params",))
+@check("conv2d_params: ValueError when groups does not divide c_in or c_out", uses=("conv2d_params",),
+       edge="It raises `ValueError` when `c_in % groups != 0` or `c_out % groups != 0`.")
 def params_bad_groups(sub, ctx):
     run_calls(sub, "conv2d_params", [one(4, 6, 3, 3, groups=4), one(6, 4, 3, 3, groups=4), one(3, 64, 3, 3, groups=2), one(5, 5, 1, 1, groups=2),
                                      one(2, 8, 3, 3, groups=8)], want=[RAISES] * 5)
@@ -300,7 +301,9 @@ def shape_random(sub, ctx):
     random_calls_check(sub, "conv2d_out_shape", random_shape_calls(ctx.rng(2), 300), small_shape_calls)
 
 
-@check("conv2d_out_shape: ValueError when the (dilated) kernel is larger than the padded input; an exact fit gives 1", uses=("conv2d_out_shape",))
+@check("conv2d_out_shape: ValueError when the (dilated) kernel is larger than the padded input; an exact fit gives 1", uses=("conv2d_out_shape",),
+       edge="It raises `ValueError` when `dilation * (kh - 1) + 1 > h + 2 * padding` or `dilation * (kw - 1) + 1 > w + 2 * padding`"
+            " (a span exactly as large as the padded input fits once: the size is 1).")
 def shape_too_big(sub, ctx):
     run_calls(sub, "conv2d_out_shape", [one(2, 2, 3, 3), one(3, 10, 5, 3), one(10, 3, 3, 5), one(5, 5, 3, 3, dilation=3),
                                         one(4, 4, 3, 3, dilation=2), one(1, 1, 4, 4, padding=1)], want=[RAISES] * 6)

@@ -618,7 +618,7 @@ def no_origin_fits(sub, ctx):
 
 
 @check("invalid input raises ValueError", edge="`ValueError` from `walk_forward` when `initial`, `horizon` or `step` is below 1, or when"
-       " `forecast` returns a number of values other than `horizon`; from `seasonal_naive` when `season < 1` or `len(history) < season`;"
+       " `forecast` returns a number of values other than `horizon` (...); from `seasonal_naive` when `season < 1` or `len(history) < season`;"
        " from `skill` when the two arrays' shapes differ.")
 def invalid_input(sub, ctx):
     for initial, horizon, step, forecaster, why in ((0, 3, 2, RECORDING, "initial = 0"), (5, 0, 2, RECORDING, "horizon = 0"),
@@ -640,8 +640,8 @@ def invalid_input(sub, ctx):
                   returned_hint="raise ValueError when errors.shape != baseline_errors.shape")
 
 
-@check("float64 results, for integer inputs too", edge="Both return a new float64 array of shape `(horizon,)`;"
-       " `errors`: a new float64 array (integer series give float errors).")
+@check("float64 results, for integer inputs too", edge="Errors. ... A new float64 array (integer series give float errors). ... Both return a"
+       " new float64 array of shape `(horizon,)`")
 def float_results(sub, ctx):
     calls = [("last_value", (np.array([4, 8, 15, 16, 23, 42]), 3), "an integer history"), ("last_value", (np.array([0.5, 1.5]), 2), "a float history"),
              ("seasonal_naive", (np.array([4, 8, 15, 16, 23, 42]), 2, 3), "an integer history"),

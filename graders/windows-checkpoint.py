@@ -451,7 +451,7 @@ RAISE_CASES = [
 
 
 @check("input_len, horizon or stride below 1, a negative gap and split_at outside [0, T] raise ValueError", uses=MAKE + SPLIT,
-       edge="`input_len`, `horizon` or `stride` below 1 raise `ValueError`. `0 <= split_at <= T` and `gap >= 0`; otherwise `ValueError`.")
+       edge="`input_len`, `horizon` or `stride` below 1 raise `ValueError`. ... `0 <= split_at <= T` and `gap >= 0`; otherwise `ValueError`.")
 def bad_arguments(sub, ctx):
     for fn, code, args in RAISE_CASES:
         expect_raises(sub.run(raises, code, fn, list(args)), what=f"{call_text(fn, args)} with series = {code.split(' = ', 1)[1]}", shown=lambda _: "normally")

@@ -151,12 +151,13 @@ def test_every_failing_input_the_bank_prints_pastes_and_runs(bank, whole_bank_se
                 continue
             result = GradeResult.from_dict(data)
             inputs = {c.failing_input for c in result.failed_checks() if c.failing_input and complete(c.failing_input)}
+            failing = [c.failing_input for c in result.failed_checks() if c.failing_input]  # every input the screen may show
             for width in (40, 80, 120):
                 console = Console(file=io.StringIO(), width=width, color_system=None)
                 render_grade(console, result)
                 out = console.file.getvalue()
                 for code, cut in _inputs_on_screen(out):
-                    if not any(text.splitlines()[-len(code):] == code and (cut or len(text.splitlines()) == len(code)) for text in inputs if code):
+                    if not any(text.splitlines()[-len(code):] == code and (cut or len(text.splitlines()) == len(code)) for text in failing if code):
                         broken.append(f"{exercise['id']} {label} at {width} columns: the input is not shown with its lines whole")
             reference = load_module(module_name("reference", exercise["id"]), bank.get(exercise["id"]).reference_path)
             for text in inputs - ran:

@@ -6,6 +6,7 @@ these graders names is a sentence of its prompt (item 10)."""
 from __future__ import annotations
 
 import inspect
+import re
 from pathlib import Path
 
 import pytest
@@ -200,13 +201,18 @@ def edges(exercise_id: str) -> list[tuple[str, str]]:
 
 
 def words(text: str) -> str:
-    return " ".join(text.replace("**", "").split())
+    """Text as the reader takes it in: no Markdown emphasis or code marks, one space between words."""
+    return " ".join(text.replace("**", "").replace("`", "").split())
 
 
-@pytest.mark.parametrize("exercise_id", sorted(EDGE_CHECKS))
+@pytest.mark.parametrize("exercise_id", sorted(path.stem for path in (REPO / "graders").glob("*.py")))
 def test_every_edge_a_check_names_is_a_sentence_of_its_prompt(exercise_id: str) -> None:
+    """Every grader's edges (the loss graders' counted too: which of their checks are edges was decided here)."""
     prompt = words((REPO / "exercises" / exercise_id / "prompt.md").read_text())
     found = edges(exercise_id)
     for name, edge in found:
-        assert words(edge) in prompt, (name, edge)
-    assert len(found) == EDGE_CHECKS[exercise_id], found
+        # The quote may leave words out ("..." or "(...)"): each part is the prompt's, in order.
+        parts = [words(part).rstrip(".:;,") for part in re.split(r"\s*\(\.\.\.\)\s*|\s*\.\.\.\s*", edge) if part.strip()]
+        assert re.search(".*".join(map(re.escape, parts)), prompt), (name, edge)
+    if exercise_id in EDGE_CHECKS:
+        assert len(found) == EDGE_CHECKS[exercise_id], found
