@@ -7,7 +7,10 @@ checks run `lm_loss_scenario`, which builds a tiny causal model in the sandbox a
 backward() worked, and the parameters' gradients.
 """
 
+import functools
+import inspect
 import math
+import threading
 from functools import partial
 
 import torch
@@ -494,6 +497,18 @@ class TinyCausalModel(nn.Module):
         return self.out(e + 0.5 * previous)
 
 
+@functools.cache
+def tiny_model_code():
+    """TinyCausalModel as a failing input defines it: its own source, read in the judge, once (the lock: inspect is not
+    thread-safe on Python 3.11, and the self-check grades in threads)."""
+    with _SOURCE_LOCK:
+        return ("import torch.nn.functional as F\nfrom torch import nn\n\n" f"VOCAB = {VOCAB}\n\n\n"
+                + inspect.getsource(TinyCausalModel).replace('"""Embedding', '"""A small random float64 causal model: embedding', 1) + "\n\n")
+
+
+_SOURCE_LOCK = threading.Lock()
+
+
 def _model(model_kind, seed):
     """The oracle and the model of +-1e4 logits are built from their code itself, the code their failing inputs show."""
     return eval(MODEL_CODE[model_kind], {"torch": torch}) if model_kind in MODEL_CODE else TinyCausalModel(seed)
@@ -504,7 +519,7 @@ def _lm_code(x, pad_id, model_kind, seed=0, gradients=False):
     if model_kind in MODEL_CODE:
         model = f"model = {MODEL_CODE[model_kind]}  # {'logit 30 on the next token' if model_kind == 'oracle' else 'logits of +-1e4'}"
     else:
-        model = f"model = TinyCausalModel({seed})  # a small random float64 causal model, defined in graders/causal-mask.py"
+        model = f"{tiny_model_code()}model = TinyCausalModel({seed})"
     call = str(Call("lm_loss", x, pad_id)).replace("lm_loss(", "lm_loss(model, ", 1)
     if not gradients:
         return Call.code(f"{model}\n{call}")

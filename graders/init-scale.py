@@ -83,7 +83,7 @@ def init_call(module, fan_in, fan_out, scheme, seed):
 
 
 def _seeds_code(interface, fan_in, fan_out, scheme, seed, global_seed):
-    return Call.code(f"np.random.seed({global_seed}); random.seed({global_seed}); torch.manual_seed({global_seed})  # the global RNGs\n"
+    return Call.code(f"import random\nnp.random.seed({global_seed}); random.seed({global_seed}); torch.manual_seed({global_seed})  # the global RNGs\n"
                      f"rng = np.random.default_rng({seed})\n"
                      f"first = init_weights({fan_in}, {fan_out}, {scheme!r}, rng)\n"
                      f"second = init_weights({fan_in}, {fan_out}, {scheme!r}, rng)\n"
@@ -95,7 +95,7 @@ def _global_seeds_code(fan_in, fan_out, scheme):
     for name, g in (("a", 1), ("b", 2)):
         lines += [f"np.random.seed({g}); random.seed({g}); torch.manual_seed({g})  # only the global RNGs differ",
                   f"{name} = init_weights({fan_in}, {fan_out}, {scheme!r}, np.random.default_rng(0))"]
-    return Call.code("\n".join(lines + ["a, b  # must be equal"]))
+    return Call.code("\n".join(["import random", *lines, "a, b  # must be equal"]))
 
 
 def _seed_globals(global_seed):
@@ -150,7 +150,7 @@ def _stats_code(interface, sizes, scheme, global_seeds):
     lines = []
     for k, g in enumerate(global_seeds, start=1):
         lines += [f"np.random.seed({g}); random.seed({g}); torch.manual_seed({g})", f"v{k} = forward_stats({sizes!r}, {scheme!r})"]
-    return Call.code("\n".join(lines + [", ".join(f"v{k}" for k in range(1, len(global_seeds) + 1)) + "  # must be equal"]))
+    return Call.code("\n".join(["import random", *lines, ", ".join(f"v{k}" for k in range(1, len(global_seeds) + 1)) + "  # must be equal"]))
 
 
 @scenario(repro=_stats_code)

@@ -12,6 +12,7 @@ the one that failed; NaN and infinities as float("nan"), float("inf").
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -149,8 +150,9 @@ def literal(value: Any, max_values: int = MAX_VALUES) -> str:
 
 
 def complete(text: str) -> bool:
-    """Whether `text` (from literal or Call) is whole Python, nothing left out: no value described instead."""
-    return "<a " not in text and "<your module>" not in text
+    """Whether `text` (from literal or Call) is whole Python, nothing left out: no value described instead,
+    and not cut where a grade's text is cut (mlprep.results.clean_text: "… (N more characters)")."""
+    return "<a " not in text and "<your module>" not in text and not re.search(r"… \(\d+ more characters\)$", text)
 
 
 class Call:
