@@ -198,7 +198,7 @@ def main() -> int:
         rows = [compare(f"mlprep {' '.join(cmd)}", [*mlprep, *cmd], 'python -c "import typer"', typer_baseline, QUICK_TARGET, args.runs, env)
                 for cmd in (["list"], ["show", "adamw"], ["hint", "adamw"], ["progress"])]
         completion = {**env, "_MLPREP_COMPLETE": "complete_bash", "COMP_WORDS": "mlprep grade ad", "COMP_CWORD": "2"}
-        rows.append(compare("mlprep <Tab> (bash completion of `grade ad`)", mlprep, 'python -c "import typer"', typer_baseline, QUICK_TARGET, args.runs, completion))
+        rows.append(compare("mlprep <Tab> (bash completion of: grade ad)", mlprep, 'python -c "import typer"', typer_baseline, QUICK_TARGET, args.runs, completion))
         rows.append(compare("mlprep show adamw (first time: Markdown rendered)", [*mlprep, "show", "adamw"], 'python -c "import typer"', typer_baseline,
                             3.0, args.runs, env, before=lambda: shutil.rmtree(home / "cache" / "prompts", ignore_errors=True)))
         rows.append(compare("mlprep grade adamw (correct attempt)", [*mlprep, "grade", "adamw"], 'python -c "import torch"', torch_baseline, GRADE_TARGET,
