@@ -595,3 +595,33 @@ def test_a_rate_over_simulated_runs_is_judged_against_an_exact_binomial_band():
     with pytest.raises(CheckFailed) as info:
         expect_rate(hi + 1, 3000, 0.05, what="false positives", scenario="A/A")
     assert "false positives" in info.value.message
+
+
+def test_a_reference_run_in_its_sandbox_is_kept_by_its_arguments_and_handed_out_as_a_copy(tmp_path) -> None:
+    """run_reference_sandboxed runs a scenario once per reference and arguments in a judge process (the
+    self-check judges many files against one reference); arrays that print alike are other arguments."""
+    import types
+
+    from mlprep.grading import Context
+
+    runs = []
+
+    class ReferenceSandbox:
+        def run(self, scenario, *args, **kwargs):
+            runs.append(args)
+            return {"total": [float(np.sum(args[0]))]}
+
+    def scenario(module, x):
+        return module
+
+    reference = types.ModuleType("reference_kept")
+    reference.__file__ = str(tmp_path / "reference.py")
+    (tmp_path / "reference.py").write_text("")
+    check = lambda: Context("cpu", reference, ReferenceSandbox)  # noqa: E731 - a context per check, as the engine makes them
+    first = check().run_reference_sandboxed(scenario, np.arange(3.0))
+    first["total"].append("changed by the judge")
+    assert check().run_reference_sandboxed(scenario, np.arange(3.0)) == {"total": [3.0]} and len(runs) == 1
+    a, b = np.zeros(2000), np.zeros(2000)
+    b[1000] = 1.0  # the same repr as a: "array([0., 0., 0., ..., 0., 0., 0.])"
+    assert repr(a) == repr(b)
+    assert [check().run_reference_sandboxed(scenario, x)["total"] for x in (a, b)] == [[0.0], [1.0]] and len(runs) == 3
