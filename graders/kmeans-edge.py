@@ -553,6 +553,21 @@ DIAGONAL_POINTS = [[2, 4], [2, 0], [3, 1], [1, 2]]
 DIAGONAL_INIT = [[1, 1], [3, 2]]
 
 
+# The hand-built cases of the checks below (points, init): "points and init are left unchanged" runs each of them too.
+HAND = {
+    "two_way_tie": ([[-2, 2], [1, 2], [0, 2]], [[-1, 2], [1, 2]]),
+    "three_way_tie": ([[5, 5], [20, 20], [6, 5], [5, 4], [3, 5]], [[20, 20], [4, 5], [6, 5], [5, 4]]),
+    "duplicate_init": ([[1, 3], [3, 3], [10, -2], [11, -2]], [[2, 3], [2, 3], [10, -2]]),
+    "more_centroids": ([[1, 2], [4, 6], [4, 6]], [[2, -1], [1, 2], [9, 9], [4, 5], [1, 2]]),
+    "isolated": ([[0, 1], [1, 0], [1, 1], [5, 6], [6, 5], [6, 6]], [[0, 0], [-40, 25], [5, 5]]),
+    "one_dimensional": ([[0], [10], [11], [8], [7], [9]], [[11], [8]]),
+    "five_dimensional": ([[7, 4, 9, 1, 6], [7, 3, 7, 0, 7], [3, 2, 6, 2, 2], [3, 4, 6, 1, 2],
+                          [5, 3, 7, 0, 0], [4, 3, 7, 0, 0], [7, 3, 8, 0, 6], [5, 3, 7, -1, 8]],
+                         [[7, 4, 9, 1, 6], [7, 3, 7, 0, 7], [2, 5, 1, 0, 0]]),
+    "integer": ([[0, 0], [1, 0], [0, 1], [10, 10], [11, 10], [10, 12]], [[0, 0], [9, 9], [100, -100]]),
+}
+
+
 def _hand(sub, ctx, what, points, init, want_cents, want_groups, **kwargs):
     scenario = f"{what}: {_describe_case(points, init, **kwargs)}"
     with on_input(kmeans_call(points, init, **kwargs)):
@@ -563,30 +578,29 @@ def _hand(sub, ctx, what, points, init, want_cents, want_groups, **kwargs):
 @check("a point exactly between centroids goes to the lowest index")
 def ties_lowest_index(sub, ctx):
     # (0, 2) is at squared distance 1 from both centroids, which never move: a fixed point at once.
-    _hand(sub, ctx, "two-way tie", [[-2, 2], [1, 2], [0, 2]], [[-1, 2], [1, 2]], [[-1, 2], [1, 2]], [[0, 2], [1]])
+    _hand(sub, ctx, "two-way tie", *HAND["two_way_tie"], [[-1, 2], [1, 2]], [[0, 2], [1]])
     # (5, 5) is at squared distance 1 from centroids 1, 2 and 3; the state is a fixed point at once.
-    _hand(sub, ctx, "three-way tie among centroids 1, 2, 3", [[5, 5], [20, 20], [6, 5], [5, 4], [3, 5]],
-          [[20, 20], [4, 5], [6, 5], [5, 4]], [[20, 20], [4, 5], [6, 5], [5, 4]], [[1], [0, 4], [2], [3]])
+    _hand(sub, ctx, "three-way tie among centroids 1, 2, 3", *HAND["three_way_tie"], [[20, 20], [4, 5], [6, 5], [5, 4]], [[1], [0, 4], [2], [3]])
 
 
 @check("duplicate initial centroids: the second stays empty")
 def duplicate_init(sub, ctx):
     # Centroids 0 and 1 coincide and stay at the mean of their points, so every point ties and
     # goes to 0; centroid 1 stays empty at (2, 3), in its place.
-    _hand(sub, ctx, "duplicate initial centroids 0 and 1", [[1, 3], [3, 3], [10, -2], [11, -2]], [[2, 3], [2, 3], [10, -2]],
+    _hand(sub, ctx, "duplicate initial centroids 0 and 1", *HAND["duplicate_init"],
           [[2, 3], [2, 3], [10.5, -2]], [[0, 1], [], [2, 3]])
 
 
 @check("more centroids than points")
 def more_centroids_than_points(sub, ctx):
     # 5 centroids, 3 points (two of them equal); centroid 4 duplicates centroid 1.
-    _hand(sub, ctx, "5 centroids for 3 points", [[1, 2], [4, 6], [4, 6]], [[2, -1], [1, 2], [9, 9], [4, 5], [1, 2]],
+    _hand(sub, ctx, "5 centroids for 3 points", *HAND["more_centroids"],
           [[2, -1], [1, 2], [9, 9], [4, 6], [1, 2]], [[], [0], [], [1, 2], []])
 
 
 @check("an isolated centroid never gets a point and keeps its place")
 def isolated_centroid(sub, ctx):
-    _hand(sub, ctx, "centroid 1 far from every point", [[0, 1], [1, 0], [1, 1], [5, 6], [6, 5], [6, 6]], [[0, 0], [-40, 25], [5, 5]],
+    _hand(sub, ctx, "centroid 1 far from every point", *HAND["isolated"],
           [[2 / 3, 2 / 3], [-40, 25], [17 / 3, 17 / 3]], [[0, 1, 2], [], [3, 4, 5]])
 
 
@@ -635,7 +649,7 @@ def shift_euclidean(sub, ctx):
 
 @check("1-D points")
 def one_dimensional(sub, ctx):
-    points, init = [[0], [10], [11], [8], [7], [9]], [[11], [8]]
+    points, init = HAND["one_dimensional"]
     _hand(sub, ctx, "1-D, stopped by max_iter", points, init, [[9.5], [3.5]], [[1, 2, 3, 5], [0, 4]], max_iter=3)
     _hand(sub, ctx, "1-D, to convergence", points, init, [[9], [0]], [[1, 2, 3, 4, 5], [0]])
 
@@ -644,17 +658,14 @@ def one_dimensional(sub, ctx):
 def five_dimensional(sub, ctx):
     # Centroid 0 gets two points in iteration 1 and none from iteration 2 on: it keeps the
     # position it had after iteration 1, not its initial one.
-    points = [[7, 4, 9, 1, 6], [7, 3, 7, 0, 7], [3, 2, 6, 2, 2], [3, 4, 6, 1, 2],
-              [5, 3, 7, 0, 0], [4, 3, 7, 0, 0], [7, 3, 8, 0, 6], [5, 3, 7, -1, 8]]
-    init = [[7, 4, 9, 1, 6], [7, 3, 7, 0, 7], [2, 5, 1, 0, 0]]
+    points, init = HAND["five_dimensional"]
     _hand(sub, ctx, "5-D", points, init, [[6, 3.5, 8, 0.5, 3], [6.5, 3.25, 7.75, 0, 6.75], [3.75, 3, 6.5, 0.75, 1]],
           [[], [0, 1, 6, 7], [2, 3, 4, 5]])
 
 
 @check("integer coordinates give true means")
 def integer_coordinates(sub, ctx):
-    points = [[0, 0], [1, 0], [0, 1], [10, 10], [11, 10], [10, 12]]
-    init = [[0, 0], [9, 9], [100, -100]]
+    points, init = HAND["integer"]
     _hand(sub, ctx, "int coordinates", points, init, [[1 / 3, 1 / 3], [31 / 3, 32 / 3], [100, -100]], [[0, 1, 2], [3, 4, 5], []])
     _hand(sub, ctx, "int coordinates", CHAIN_POINTS, CHAIN_INIT, [[10, 3], [6.25, 4.25]], [[3, 5], [0, 1, 2, 4]], max_iter=1)
 
@@ -879,6 +890,12 @@ def inputs_left_alone(sub, ctx):
         inputs_unchanged(sub, "kmeans", CHAIN_POINTS, CHAIN_INIT, max_iter=2, scenario=_describe_case(CHAIN_POINTS, CHAIN_INIT, max_iter=2))
     points, init = random_case(ctx.rng(21), 20, 3, 2, far=1, duplicate=True)
     inputs_unchanged(sub, "kmeans", points, init, scenario=_random_scenario(20, 3, 2, 1, True, 21))
+    # Every hand-built case too, the extreme ones included (ties, duplicate and far centroids, more centroids than
+    # points, 1-D, 5-D, integers), and the cases stopped by tol.
+    for name, (points, init) in [*HAND.items(), ("tol", (TOL_POINTS, TOL_INIT)), ("mean shift", (MEAN_SHIFT_POINTS, MEAN_SHIFT_INIT)),
+                                 ("diagonal shift", (DIAGONAL_POINTS, DIAGONAL_INIT))]:
+        with on_input(kmeans_call(points, init)):
+            inputs_unchanged(sub, "kmeans", points, init, scenario=f"{name.replace('_', ' ')}: {_describe_case(points, init)}")
 
 
 BAD_INPUTS = [  # (what is wrong, points, init, max_iter)
