@@ -625,3 +625,53 @@ def test_a_reference_run_in_its_sandbox_is_kept_by_its_arguments_and_handed_out_
     b[1000] = 1.0  # the same repr as a: "array([0., 0., 0., ..., 0., 0., 0.])"
     assert repr(a) == repr(b)
     assert [check().run_reference_sandboxed(scenario, x)["total"] for x in (a, b)] == [[0.0], [1.0]] and len(runs) == 3
+
+
+def test_a_memory_growth_measures_the_reference_once_per_judge_process_and_the_learner_every_time(tmp_path) -> None:
+    """The reference's peak memory does not move with the machine's load: the self-check judges many files
+    against one reference, so growth_check(measure="memory") measures the reference once per reference, scenario
+    and sizes, and the learner's code on every call."""
+    import types
+
+    from mlprep.grading import CheckFailed, Context, growth_check
+
+    runs = []
+
+    class Sandbox:
+        """A sandbox whose scenario returns a peak of `bytes_per_row(n)` times n rows."""
+
+        def __init__(self, who, bytes_per_row):
+            self.who, self.bytes_per_row, self.device = who, bytes_per_row, "cpu"
+
+        def _run(self, scenario, args, kwargs, cutoff_s=None):
+            runs.append((self.who, args[0]))
+            return self.bytes_per_row(args[0]) * args[0]
+
+        def remaining_s(self):
+            return 60.0
+
+    def peak_rows(module, n):
+        return n
+
+    reference = types.ModuleType("reference_peaks")
+    reference.__file__ = str(tmp_path / "reference.py")
+    (tmp_path / "reference.py").write_text("")
+
+    def judge(learner_bytes_per_row):
+        ctx = Context("cpu", reference, lambda: Sandbox("reference", lambda n: 10_000))  # 10 MB at 1,000 rows
+        return growth_check(Sandbox("learner", learner_bytes_per_row), ctx, peak_rows, (1000,), (4000,), sizes=(1000, 4000), measure="memory",
+                            max_growth=2, what="rows(n)")
+
+    assert judge(lambda n: 10_000).learner_growth == 4.0
+    assert [who for who, _ in runs].count("reference") == 3  # twice at the small size, once at the large
+    del runs[:]
+    with pytest.raises(CheckFailed) as failed:
+        judge(lambda n: 10 * n)  # quadratic: 16x against the reference's 4x, measured in the first judge
+    assert "your code's peak memory grew 16x" in failed.value.message and "the reference's grew 4x" in failed.value.message
+    assert {who for who, _ in runs} == {"learner"}
+    del runs[:]
+    judge(lambda n: 10_000)
+    assert {who for who, _ in runs} == {"learner"}
+    (tmp_path / "reference.py").write_text("# changed\n")  # another reference file: measured again
+    judge(lambda n: 10_000)
+    assert [who for who, _ in runs].count("reference") == 3

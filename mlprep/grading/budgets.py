@@ -95,6 +95,9 @@ def _cost_text(value: float, measure: str) -> str:
     return f"{value:.0f} bytes"
 
 
+_REFERENCE_PEAKS: dict[tuple, tuple[list[float], list[float]]] = {}  # growth_check's reference peaks (measure="memory"), by Context.reference_key
+
+
 def growth_check(sub: Submission, ctx: Context, scenario: Callable, small_args: Sequence[Any], large_args: Sequence[Any], *,
                  sizes: tuple[float, float], max_growth: float, what: str, measure: str = "time", size_format: str = "n = {:,}", hint: str = "",
                  repeats: tuple[int, int] | None = None, calls: tuple[int, int] = (1, 1), failing_input: Call | None = None) -> Growth:
@@ -139,7 +142,6 @@ def growth_check(sub: Submission, ctx: Context, scenario: Callable, small_args: 
         raise GraderDefect(f"growth_check measures 'time' or 'memory', not {measure!r}")
     small_runs, large_runs = repeats or _GROWTH_REPEATS[measure]
     floor = _GROWTH_FLOOR[measure]
-    reference_sub = ctx.reference_submission()
     n_small, n_large = sizes
     small_text, large_text = size_format.format(n_small), size_format.format(n_large)
     ratio = n_large / n_small
@@ -166,7 +168,7 @@ def growth_check(sub: Submission, ctx: Context, scenario: Callable, small_args: 
 
     def measured(value: Any, who: str, i: int) -> float:
         if measure == "time":
-            return (reference_sub if who == "reference" else sub).last_elapsed_s / calls[i]
+            return (ctx.reference_submission() if who == "reference" else sub).last_elapsed_s / calls[i]
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not value >= 0:
             if who == "reference":
                 raise GraderDefect(f"the memory scenario {scenario.__name__} returned {describe_value(value)}, not a number of bytes")
@@ -174,9 +176,16 @@ def growth_check(sub: Submission, ctx: Context, scenario: Callable, small_args: 
                  failing_input=failing, **verdict)
         return float(value)
 
+    # The reference's peak memory does not depend on the machine's load, so it is measured once per judge process
+    # (a batch, the self-check) for each reference, scenario and sizes; its time is measured in every run.
+    kept_peaks = _REFERENCE_PEAKS.get(ctx.reference_key(scenario, small_args, large_args)) if measure == "memory" else None
+
     def run_reference(i: int) -> None:
+        if kept_peaks is not None:
+            costs[("reference", i)] = list(kept_peaks[i])
+            return
         try:
-            value = reference_sub._run(scenario, (small_args, large_args)[i], {})
+            value = ctx.reference_submission()._run(scenario, (small_args, large_args)[i], {})
         except SubmissionProblem as problem:
             raise GraderDefect(f"the reference failed the growth scenario {scenario.__name__}: {problem.message}") from None
         costs[("reference", i)].append(measured(value, "reference", i))
@@ -227,6 +236,8 @@ def growth_check(sub: Submission, ctx: Context, scenario: Callable, small_args: 
         return Growth(measure, (n_small, n_large), (best("learner", 0), best("learner", 1)), (best("reference", 0), best("reference", 1)))
 
     found = measure_round()
+    if measure == "memory" and kept_peaks is None and costs[("reference", 1)]:
+        _REFERENCE_PEAKS[ctx.reference_key(scenario, small_args, large_args)] = (costs[("reference", 0)], costs[("reference", 1)])
     if max_growth * found.reference_growth < found.learner_growth < 2 * max_growth * found.reference_growth:
         found = measure_round()  # failing, but not by far: measured once more (both sides, the best of all runs counts) before the verdict
     if found.learner_growth > max_growth * found.reference_growth:

@@ -202,6 +202,15 @@ class Context:
             self._reference_submission = self._reference_sandbox()
         return self._reference_submission
 
+    def reference_key(self, scenario: Callable, *arguments: Any) -> tuple:
+        """What a result of the reference on `scenario` depends on, for keeping it the judge process's life:
+        the reference file (its path, time and size), the scenario, the device, and the arguments as the
+        sandbox gets them (a repr would shorten a large array to "...")."""
+        path = getattr(self.reference, "__file__", None)
+        stat = os.stat(path) if path else None
+        encoded = hashlib.sha256(encode(list(arguments))).hexdigest()
+        return (path, stat and (stat.st_mtime_ns, stat.st_size), scenario.__module__, scenario.__qualname__, self.device, encoded)
+
     def run_reference_sandboxed(self, scenario: Callable, *args: Any, **kwargs: Any) -> Any:
         """The scenario on the reference in its own sandbox, a process like the learner's: what needs
         the same process state (RNG streams, bit-for-bit training runs) compares fairly. A failure
@@ -212,11 +221,7 @@ class Context:
         many files against one reference; a training run is seconds) and handed out as a copy."""
         from mlprep.grading._runner import SubmissionProblem
 
-        path = getattr(self.reference, "__file__", None)
-        stat = os.stat(path) if path else None
-        # The arguments as the sandbox gets them (a repr would shorten a large array to "..."):
-        arguments = hashlib.sha256(encode({"args": list(args), "kwargs": kwargs})).hexdigest()
-        key = (path, stat and (stat.st_mtime_ns, stat.st_size), scenario.__module__, scenario.__qualname__, self.device, arguments)
+        key = self.reference_key(scenario, args, kwargs)
         if key not in _REFERENCE_RESULTS:
             try:
                 _REFERENCE_RESULTS[key] = self.reference_submission().run(scenario, *args, **kwargs)
