@@ -25,15 +25,22 @@ MAX_DETAIL_ITEMS = 100  # a list in details longer than this is cut (with a note
 MAX_TEXT_CHARS = 20_000  # per message or detail string
 
 
+def cut_text(text: str, limit: int = MAX_TEXT_CHARS) -> str:
+    """`text` cut to `limit` characters, the cut said at its end; `is_cut` tells such a text."""
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
+
+
+def is_cut(text: str) -> bool:
+    return re.search(r"… \(\d+ more characters\)$", text) is not None
+
+
 def clean_text(text: Any) -> str:
     """A str that encodes to UTF-8: bytes decoded with replacement, lone surrogates replaced."""
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", errors="replace")
     elif not isinstance(text, str):
         text = str(text)
-    if len(text) > MAX_TEXT_CHARS:
-        text = text[:MAX_TEXT_CHARS] + f"… ({len(text) - MAX_TEXT_CHARS} more characters)"
-    return text.encode("utf-8", errors="replace").decode("utf-8")
+    return cut_text(text).encode("utf-8", errors="replace").decode("utf-8")
 
 
 def jsonable(value: Any, depth: int = 0) -> Any:
@@ -70,6 +77,7 @@ def jsonable(value: Any, depth: int = 0) -> Any:
 
 @dataclass
 class CheckResult:
+    """One check's verdict (pass, fail, error, timeout or skip), its message, details and duration."""
     name: str
     status: str
     message: str = ""
@@ -98,6 +106,7 @@ class CheckResult:
 
 @dataclass
 class GradeResult:
+    """A whole grade: the overall status and message, each check's result, and what the code printed."""
     id: str
     status: str
     message: str

@@ -10,10 +10,15 @@ def plural(count: float, word: str) -> str:
     return f"{count:g} {word}{'' if count == 1 else 's'}"
 
 
-def seconds_text(seconds: float) -> str:
-    """A time limit in words, "1 s" or "1.6 s": a limit scaled by the machine's load (1.00053 s) is read
+def limit_seconds(seconds: float) -> float:
+    """A time limit as it is recorded and said: a limit scaled by the machine's load (1.00053 s) is read
     to a tenth of a second."""
-    return f"{round(seconds, 1):g} s"
+    return round(seconds, 1)
+
+
+def seconds_text(seconds: float) -> str:
+    """A time limit in words, "1 s" or "1.6 s" (limit_seconds)."""
+    return f"{limit_seconds(seconds):g} s"
 
 
 def duration_text(seconds: float) -> str:

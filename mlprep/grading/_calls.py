@@ -12,12 +12,12 @@ the one that failed; NaN and infinities as float("nan"), float("inf").
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 import numpy as np
 
 from mlprep.grading._wire import Opaque, origin_device
+from mlprep.results import is_cut
 
 MAX_VALUES = 20  # an array or tensor of at most this many numbers is written out in full
 LINE_CHARS = 100  # a call longer than this is written one argument per line
@@ -151,8 +151,8 @@ def literal(value: Any, max_values: int = MAX_VALUES) -> str:
 
 def complete(text: str) -> bool:
     """Whether `text` (from literal or Call) is whole Python, nothing left out: no value described instead,
-    and not cut where a grade's text is cut (mlprep.results.clean_text: "… (N more characters)")."""
-    return "<a " not in text and "<your module>" not in text and not re.search(r"… \(\d+ more characters\)$", text)
+    and not cut where a grade's text is cut (mlprep.results.cut_text)."""
+    return "<a " not in text and "<your module>" not in text and not is_cut(text)
 
 
 class Call:

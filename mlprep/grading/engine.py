@@ -37,7 +37,7 @@ from mlprep.grading._files import load_module as load_file
 from mlprep.grading._forkserver import prestart
 from mlprep.grading._runner import OUTPUT_FLOOD_BYTES, Sandbox, SandboxBroken, SandboxConfig, SubmissionCrashed, SubmissionProblem, SubmissionRaised, SubmissionTimeout
 from mlprep.results import CheckResult, GradeResult, overall_status, summary_message
-from mlprep.text import seconds_text
+from mlprep.text import limit_seconds, seconds_text
 
 DEVICES = ("cpu", "cuda", "auto")
 IMPORT_CHECK = "your file imports and defines the interface"
@@ -502,5 +502,5 @@ def _result(exercise: Exercise, checks: list[CheckResult], sandbox: Sandbox, dev
         output=sandbox.output_text(),
         device=_devices_used(device),
         duration_s=time.perf_counter() - started,
-        time_limit_s=round(budget.limit_s, 2),
+        time_limit_s=limit_seconds(budget.limit_s),  # as the messages say it
     )
