@@ -29,8 +29,8 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from mlprep.errors import MlprepError, UnknownExercise
 from mlprep.text import inert
@@ -41,8 +41,8 @@ PACK_GROUP = "mlprep.banks"  # the entry point group through which installed pac
 BUILTIN_PACK = "mlprep"
 
 
-@dataclass(frozen=True)
-class BankSource:
+class BankSource(NamedTuple):
+    """Where one bank's exercises come from: a pack's name and its folder."""
     pack: str  # the pack's name: "mlprep" (built in), an entry point's name, or a $MLPREP_BANK folder's name
     root: Path
 
@@ -124,8 +124,7 @@ def _find_packs() -> list[BankSource]:
     return packs
 
 
-@dataclass(frozen=True)
-class Layout:
+class Layout(NamedTuple):
     """The files of an exercise of one kind: what an attempt starts from (in exercises/<id>/), the hidden
     answer (in solutions/<id>/), and whether a grader module (graders/<id>.py) judges it."""
 
@@ -133,6 +132,9 @@ class Layout:
     answer: str
     grader: bool
 
+
+# The records here and in the progress store are NamedTuples, not frozen dataclasses: every quick
+# command imports these modules, and a frozen dataclass costs about half a millisecond to define.
 
 # What each kind of exercise holds (how each kind behaves is mlprep.kinds' business).
 LAYOUTS = {
@@ -144,8 +146,8 @@ LAYOUTS = {
 KINDS = tuple(LAYOUTS)
 
 
-@dataclass(frozen=True)
-class Bug:
+class Bug(NamedTuple):
+    """A known mistake of an exercise: its name, what it gets wrong, and the edits that plant it in the reference."""
     name: str
     summary: str
     edits: tuple[tuple[str, str], ...]
@@ -162,8 +164,8 @@ class Bug:
         return source
 
 
-@dataclass(frozen=True)
-class Exercise:
+class Exercise(NamedTuple):
+    """One exercise of a bank, as its exercise.toml describes it; its files are found from `root` and `id`."""
     id: str
     title: str
     kind: str
@@ -175,7 +177,7 @@ class Exercise:
     memory_mb: int
     order: int
     hints: tuple[str, ...]
-    root: Path = field(repr=False)  # the bank root
+    root: Path  # the bank root
     pack: str = BUILTIN_PACK  # the bank it comes from (mlprep list --pack)
 
     @property

@@ -21,6 +21,7 @@ CONFIG_FILENAME = "config.toml"
 
 @dataclass(frozen=True)
 class Setting:
+    """One setting of the config file: the type its value must have and the help that `mlprep config` prints."""
     type: type
     help: str
 

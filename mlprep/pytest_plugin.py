@@ -92,6 +92,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @dataclass
 class Plan:
+    """What `pytest --mlprep` grades: the files mapped to exercises, and the problems in the mapping."""
     source: str  # where the mapping comes from, in words (the report header says it)
     origin: Path  # the config file, else the rootdir: collection errors are reported under its path
     targets: list[Target] = field(default_factory=list)

@@ -86,6 +86,7 @@ def _signal_name(returncode: int) -> str:
 
 @dataclass
 class SandboxConfig:
+    """What a sandbox process is started with: the submission, the grader, the interface and its limits."""
     submission: Path
     grader: Path
     grader_module: str

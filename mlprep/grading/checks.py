@@ -16,6 +16,7 @@ from mlprep.results import MAX_DETAIL_ITEMS, jsonable
 
 @dataclass(frozen=True)
 class CheckSpec:
+    """One check of a grader, as @check registered it."""
     name: str
     fn: Callable
     devices: tuple[str, ...] | None  # None: device-independent, runs once

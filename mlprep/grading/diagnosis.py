@@ -189,6 +189,7 @@ def same_failing_checks(learner: dict[str, CheckPrint], variant: dict[str, Check
 
 @dataclass
 class Diagnosis:
+    """Which known mistakes a failing grade matches, resembles, or partly explains."""
     exercise_id: str
     known: int  # how many known mistakes the exercise has
     matched: list[Bug] = field(default_factory=list)

@@ -32,6 +32,7 @@ MARKER = "# mlprep repro script"
 
 @dataclass
 class ReproScripts:
+    """The repro scripts written for one grade, and the failed checks that got none (with why)."""
     folder: Path
     written: list[tuple[str, Path]] = field(default_factory=list)  # (check, script)
     left_out: list[tuple[str, str]] = field(default_factory=list)  # (check, why there is no script)

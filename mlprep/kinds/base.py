@@ -11,10 +11,9 @@ so no kind imports the screen.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from mlprep.workspace import attempt_path
 
@@ -27,8 +26,7 @@ if TYPE_CHECKING:
 QUESTION = "question"  # the review item of one quiz question: item id "<quiz id>/<question id>"
 
 
-@dataclass(frozen=True)
-class Block:
+class Block(NamedTuple):
     """A titled text shown as `syntax`: "python" (numbered lines), "diff" or "markdown"."""
 
     title: str
@@ -36,8 +34,8 @@ class Block:
     syntax: str
 
 
-@dataclass(frozen=True)
-class Note:
+class Note(NamedTuple):
+    """A line of text a kind shows, in one style."""
     text: str
     style: str = "dim"
 
@@ -45,8 +43,7 @@ class Note:
 Cell = tuple[str, str]  # (text, style): style is "" or words such as "bold green"
 
 
-@dataclass(frozen=True)
-class Lines:
+class Lines(NamedTuple):
     """Styled lines, each a tuple of cells."""
 
     lines: tuple[tuple[Cell, ...], ...]

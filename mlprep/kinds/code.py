@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Callable
 from mlprep.bank import Bug, Exercise
 from mlprep.errors import MlprepError
 from mlprep.kinds.base import Block, Kind, Note, Shown
-from mlprep.kinds.proof import BugOutcome, ExerciseSelfCheck, Graded, ToGrade, VariantOutcome
 from mlprep.workspace import atomic_write
 
 if TYPE_CHECKING:
+    from mlprep.kinds.proof import ExerciseSelfCheck, Graded, ToGrade
     from mlprep.progress.schedule import Seed
     from mlprep.results import CheckResult, GradeResult
 
@@ -68,6 +68,8 @@ class CodeKind(Kind):
     # -- the self-check ---------------------------------------------------------------------------
 
     def to_grade(self, exercise: Exercise, folder: Path) -> list[ToGrade]:
+        from mlprep.kinds.proof import ToGrade  # the self-check's own: a quick command never loads it
+
         folder = folder / exercise.id
         folder.mkdir(parents=True, exist_ok=True)
         variants = [ToGrade("reference", "reference", exercise.reference_path), ToGrade("stub", "stub", exercise.stub_path)]
@@ -92,6 +94,7 @@ class CodeKind(Kind):
 
     def prove(self, exercise: Exercise, graded: list[Graded], device: str) -> ExerciseSelfCheck:
         from mlprep.grading.diagnosis import diagnose_prints, fingerprint, remember
+        from mlprep.kinds.proof import BugOutcome, ExerciseSelfCheck, VariantOutcome
 
         report = ExerciseSelfCheck(exercise.id, kind=self.name)
         try:

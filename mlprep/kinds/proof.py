@@ -33,6 +33,7 @@ Graded = tuple[ToGrade, GradeResult]
 
 @dataclass
 class BugOutcome:
+    """How one known bug fared in the self-check: its status, the checks that caught it, what it was diagnosed as."""
     name: str
     summary: str
     status: str
@@ -48,6 +49,7 @@ class BugOutcome:
 
 @dataclass
 class VariantOutcome:
+    """How one alternative solution (or generated variant) fared in the self-check."""
     name: str
     status: str
     failed: list[str]
@@ -56,6 +58,7 @@ class VariantOutcome:
 
 @dataclass
 class ExerciseSelfCheck:
+    """The self-check's proof of one exercise: reference, stub, bugs, alternatives, and any problems."""
     id: str
     reference: str = "missing"
     stub: str = "missing"

@@ -52,6 +52,7 @@ TYPE_HELP = {
 
 @dataclass(frozen=True)
 class Question:
+    """One question of a quiz, as its questions file states it."""
     id: str
     type: str
     text: str
@@ -81,6 +82,7 @@ class Answer:
 
 @dataclass(frozen=True)
 class Misconception:
+    """A known wrong belief: the answers it gives, which the self-check grades as a submission."""
     name: str
     summary: str
     answers: dict[str, Any]  # question id -> the response it gives
@@ -88,6 +90,7 @@ class Misconception:
 
 @dataclass(frozen=True)
 class Quiz:
+    """A quiz: its questions, their key and its misconceptions."""
     id: str
     title: str
     questions: tuple[Question, ...]
@@ -422,6 +425,7 @@ def responses_file(quiz: Quiz, seed: int, responses: dict[str, Any]) -> str:
 
 @dataclass
 class QuizOutcome:
+    """A graded answers file: the responses, which were right, and the misconception behind each wrong one."""
     quiz: Quiz
     presentation: Presentation
     responses: dict[str, Any]
@@ -506,6 +510,7 @@ def fill_answers(quiz: Quiz, path: Path, seed: int, responses: dict[str, Any]) -
 
 @dataclass
 class QuizCheck:
+    """The grades the self-check takes of a quiz: its key, an empty file, and each misconception."""
     key: GradeResult | None = None
     empty: GradeResult | None = None
     misconceptions: list[tuple[Misconception, GradeResult, list[str]]] = field(default_factory=list)  # (m, grade, questions it got wrong)
@@ -771,10 +776,8 @@ _POOLS: dict[tuple[str, bool], tuple[tuple, list[Quiz]]] = {}
 def pooled_sets(exercise: Exercise, followups: bool = False) -> list[Quiz]:
     """Every question set of this kind (quizzes, or follow-ups) in the exercise's bank that loads,
     cached while their files are unchanged."""
-    from dataclasses import replace
-
     folders = sorted(p.parent for p in (exercise.root / "exercises").glob("*/" + ("followups.toml" if followups else "quiz.toml")))
-    siblings = [replace(exercise, id=folder.name) for folder in folders]
+    siblings = [exercise._replace(id=folder.name) for folder in folders]
     stamp = tuple((s.id, *(path.stat().st_mtime_ns if path.is_file() else 0 for path in quiz_files(s, followups))) for s in siblings)
     cached = _POOLS.get((str(exercise.root), followups))
     if cached is not None and cached[0] == stamp:

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Callable
 from mlprep.bank import Exercise
 from mlprep.errors import MlprepError
 from mlprep.kinds.base import QUESTION, Kind, Lines, Shown
-from mlprep.kinds.proof import BugOutcome, ExerciseSelfCheck, Graded
 
 if TYPE_CHECKING:
+    from mlprep.kinds.proof import ExerciseSelfCheck, Graded
     from mlprep.progress.schedule import Seed
     from mlprep.results import CheckResult, GradeResult
 
@@ -120,6 +120,7 @@ class QuizKind(Kind):
         return seeds
 
     def prove(self, exercise: Exercise, graded: list[Graded], device: str) -> ExerciseSelfCheck:
+        from mlprep.kinds.proof import BugOutcome, ExerciseSelfCheck
         from mlprep.kinds.questions import check_quiz
 
         report = ExerciseSelfCheck(exercise.id, kind=self.name)

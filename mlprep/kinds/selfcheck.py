@@ -30,6 +30,7 @@ from mlprep.results import GradeResult
 
 @dataclass
 class SelfCheckReport:
+    """The self-check of a bank: each exercise's proof and what it cost."""
     exercises: list[ExerciseSelfCheck]
     submissions: int = 0
     wall_s: float = 0.0

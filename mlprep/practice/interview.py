@@ -7,7 +7,6 @@ learner's practice attempts are never touched, and never handed to them as a hea
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import random
 import sys
@@ -99,7 +98,7 @@ def finish_interview(
         rows.append(InterviewItem(item.exercise.id, item.exercise.kind, status, failed, round(item.seconds, 1), item.hints_used, grade_id))
     interview = Interview(started_at, iso(clock.now()), minutes, seed, topic, "time" if outcome.ended_by == "time" else "quit", str(folder), tuple(rows))
     interview_id = store.record_interview(interview)
-    interview = dataclasses.replace(interview, id=interview_id)
+    interview = interview._replace(id=interview_id)
     write_report(interview, folder / "report.json")
     return interview
 
@@ -159,6 +158,7 @@ def interview_candidates(bank: Bank) -> list[Exercise]:
 
 @dataclass
 class InterviewRun:
+    """A finished mock interview: its record, the follow-ups asked, how it ended, and where its report is."""
     record: Interview
     followups: list[dict]  # the follow-up questions asked after the code, marked (see practice.questions.ask_followups)
     ended_by: str  # how the practice loop ended

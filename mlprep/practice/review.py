@@ -51,6 +51,7 @@ def due_reviews(store: Store, bank: Bank, now: datetime) -> list[DueItem]:
 
 @dataclass
 class ReviewOutcome:
+    """A review session: what was scheduled and due, and how each item reviewed was rescheduled."""
     scheduled: list[DueItem]  # everything in the schedule
     due: list[DueItem]  # what was due (within --ahead), before --limit
     rescheduled: list[tuple[str, bool, ReviewState]] = field(default_factory=list)  # (item, recalled, its new state)

@@ -53,16 +53,19 @@ DEBOUNCE_MS = 800  # watchfiles groups the events of one save (write, rename, ch
 
 @dataclass(frozen=True)
 class Changed:
+    """The watched file was saved."""
     path: Path
 
 
 @dataclass(frozen=True)
 class WatchFailed:
+    """Watching the file failed (the reason, in words)."""
     reason: str
 
 
 @dataclass(frozen=True)
 class Graded:
+    """A grade of the loop's item, with the content it graded."""
     item: LoopItem
     content: bytes  # what was read just before grading (for reusing the grade when nothing changed)
     result: GradeResult
@@ -70,12 +73,14 @@ class Graded:
 
 @dataclass(frozen=True)
 class GradeCrashed:
+    """Grading the loop's item failed in mlprep itself (the reason, in words)."""
     item: LoopItem
     reason: str
 
 
 @dataclass(frozen=True)
 class Diagnosed:
+    """A failing grade's diagnosis, ready to show."""
     item: LoopItem
     result: GradeResult  # the grade that was diagnosed
     diagnosis: object | None  # mlprep.diagnosis.Diagnosis; None when diagnosing failed
@@ -124,6 +129,7 @@ class LoopPolicy:
 
 @dataclass
 class LoopOutcome:
+    """How the practice loop ended, and the items it went through."""
     ended_by: str  # "quit", "time", "interrupt" (Ctrl-C), "terminate" (SIGTERM), "stdin" (closed, with --manual-run)
     items: list[LoopItem] = field(default_factory=list)
 

@@ -19,8 +19,8 @@ easiness += 0.1 - (5 - q) * (0.08 + (5 - q) * 0.02), never below 1.3.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from mlprep.text import plural
 
@@ -30,8 +30,7 @@ FAILED_REVIEW_AFTER = timedelta(days=1)
 PASSED_REVIEW_AFTER = timedelta(days=14)
 
 
-@dataclass(frozen=True)
-class ReviewState:
+class ReviewState(NamedTuple):
     """An item's place in the schedule after `repetitions` successful recalls in a row."""
 
     repetitions: int = 0
@@ -40,8 +39,7 @@ class ReviewState:
     due_at: datetime | None = None
 
 
-@dataclass(frozen=True)
-class Seed:
+class Seed(NamedTuple):
     """Why and since when an item not yet reviewed belongs in the schedule."""
 
     kind: str
@@ -50,8 +48,8 @@ class Seed:
     reason: str
 
 
-@dataclass(frozen=True)
-class DueItem:
+class DueItem(NamedTuple):
+    """An item of the spaced review, and when and why it is due."""
     kind: str
     item_id: str
     due_at: datetime

@@ -4,16 +4,15 @@ grades, interviews, hints and reveals, the streak of days."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import NamedTuple
 
 from mlprep.bank import Bank
 from mlprep.clock import parse_iso
 from mlprep.progress.store import GradeRecord, Interview, Reveal, Store
 
 
-@dataclass(frozen=True)
-class Standing:
+class Standing(NamedTuple):
     """topics: (topic, passed, attempted (started, not yet passed), todo, total); hints: exercise id ->
     (shown, available); diagnoses: exercise id -> diagnoses that named a known mistake (each counts as
     a hint used); streak: (current, longest) in days."""

@@ -20,10 +20,9 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, NamedTuple, Self
 
 from mlprep.clock import iso, parse_iso
 from mlprep.errors import ExitStatus, MlprepError
@@ -163,15 +162,15 @@ class StoreError(MlprepError):
     exit_status = ExitStatus.USAGE
 
 
-@dataclass(frozen=True)
-class Attempt:
+class Attempt(NamedTuple):
+    """An attempt of an exercise: where its file is and when it was started."""
     exercise_id: str
     path: Path
     started_at: str
 
 
-@dataclass(frozen=True)
-class GradeRecord:
+class GradeRecord(NamedTuple):
+    """One grade as the store keeps it."""
     id: int
     exercise_id: str
     graded_at: str
@@ -186,15 +185,15 @@ class GradeRecord:
     checks_total: int  # checks that ran (skips excluded)
 
 
-@dataclass(frozen=True)
-class Reveal:
+class Reveal(NamedTuple):
+    """A solution shown to the learner, and whether it was forced before a pass."""
     exercise_id: str
     revealed_at: str
     forced: bool
 
 
-@dataclass(frozen=True)
-class InterviewItem:
+class InterviewItem(NamedTuple):
+    """One exercise of a mock interview, as it ended."""
     exercise_id: str
     kind: str
     status: str  # the final grade's status
@@ -204,8 +203,8 @@ class InterviewItem:
     grade_id: int | None
 
 
-@dataclass(frozen=True)
-class Interview:
+class Interview(NamedTuple):
+    """A mock interview as the store keeps it."""
     started_at: str
     finished_at: str
     minutes: float  # allowed
