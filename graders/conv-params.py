@@ -20,9 +20,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mlprep.grading import Call, GraderDefect, check, fail, scenario, shrink_on_failure
+from mlprep.grading import Call, GraderDefect, check, fail, mistake_hint, scenario, shrink_on_failure
 
 RAISES = "ValueError"
+SAY_MISTAKE = " That is what you get with {}."
 
 
 # ---------------------------------------------------------------------------------------------
@@ -43,6 +44,9 @@ def torch_out_shape(h, w, kh, kw, stride=1, padding=0, dilation=1):
     except RuntimeError:
         return RAISES
     return (int(out.shape[2]), int(out.shape[3]))
+
+
+TORCH = {"conv2d_params": torch_params, "conv2d_out_shape": torch_out_shape}  # the expected value of a call, by function
 
 
 def params_mistakes(c_in, c_out, kh, kw, bias=True, groups=1):
@@ -74,20 +78,14 @@ def size_mistakes(size, kernel, stride, padding, dilation):
     }
 
 
-def hint_for(got, mistakes, right):
-    """The hint of the one mistake whose value is `got` (and not the right one), or ''."""
-    matches = [hint for hint, value in mistakes.items() if value is not None and value != right and value == got]
-    return f" That is what you get with {matches[0]}." if len(matches) == 1 else ""
-
-
 def shape_hint(got, args, kwargs, right):
     """A hint for a wrong (h_out, w_out): a mistake that explains both dimensions (or the one that is wrong)."""
     h, w, kh, kw = args
     knobs = (kwargs.get("stride", 1), kwargs.get("padding", 0), kwargs.get("dilation", 1))
-    per_dim = [size_mistakes(h, kh, *knobs), size_mistakes(w, kw, *knobs)]
-    candidates = [hint for hint in per_dim[0] if all(per_dim[i][hint] == got[i] for i in range(2)) and any(per_dim[i][hint] != right[i] for i in range(2))]
-    if len(candidates) == 1:
-        return f" That is what you get with {candidates[0]}."
+    in_h, in_w = size_mistakes(h, kh, *knobs), size_mistakes(w, kw, *knobs)
+    hint = mistake_hint(got, {mistake: (in_h[mistake], in_w[mistake]) for mistake in in_h}, want=right, say=SAY_MISTAKE)
+    if hint:
+        return hint
     if got == (right[1], right[0]) and right[0] != right[1]:
         return " These are the right sizes the other way round: h_out comes from h and kh, w_out from w and kw."
     return ""
@@ -121,32 +119,28 @@ def is_int(x):
     return type(x).__module__ == "numpy" and getattr(getattr(x, "dtype", None), "kind", "") in ("i", "u")
 
 
-def call_text(fn, args, kwargs):
-    return str(Call(fn, *args, **kwargs))
-
-
 def judge(fn, args, kwargs, outcome, want):
     """Fails for one call whose outcome (from calls_in_sandbox) is not `want` (a value, or RAISES)."""
     here = Call(fn, *args, **kwargs)
-    text = call_text(fn, args, kwargs)
+    text = str(here)
     raised = outcome.get("raised") if isinstance(outcome, dict) else None
+    got = outcome.get("value") if isinstance(outcome, dict) else outcome
     if want == RAISES:
         if raised == "ValueError":
             return
         if raised:
             fail(f"{text}: expected ValueError, but it raised {raised}: {outcome.get('message')}; check the arguments first and raise"
                  " ValueError with a clear message.", failing_input=here, raised=raised)
-        got = outcome.get("value") if isinstance(outcome, dict) else outcome
-        fail(f"{text}: expected ValueError, got {got!r}.{invalid_hint(fn, args, kwargs, got)}", failing_input=here, got=repr(got))
+        fail(f"{text}: expected ValueError, got {got!r}.{invalid_hint(fn, args, kwargs)}", failing_input=here, got=repr(got))
     if raised:
         fail(f"{text}: expected {want!r}, but it raised {raised}: {outcome.get('message')}.", failing_input=here, raised=raised)
-    got = outcome.get("value") if isinstance(outcome, dict) else outcome
     if fn == "conv2d_params":
         if not is_int(got):
             fail(f"{text}: expected the int {want}, got {type(got).__name__} {got!r}. A parameter count is an int: use // (floor division),"
                  " not /, which returns a float.", failing_input=here, got=repr(got))
         if got != want:
-            fail(f"{text}: expected {want}, got {got}.{hint_for(got, params_mistakes(*args, **kwargs), want)}", failing_input=here, expected=want, got=got)
+            hint = mistake_hint(got, params_mistakes(*args, **kwargs), want=want, say=SAY_MISTAKE)
+            fail(f"{text}: expected {want}, got {got}.{hint}", failing_input=here, expected=want, got=got)
         return
     if not isinstance(got, (tuple, list)) or len(got) != 2 or not all(is_int(x) for x in got):
         floats = " Use // (floor division) rather than / and math.floor/ceil, which give floats or need care." if isinstance(got, (tuple, list)) and any(
@@ -158,12 +152,11 @@ def judge(fn, args, kwargs, outcome, want):
              expected=list(want), got=list(got))
 
 
-def invalid_hint(fn, args, kwargs, got):
+def invalid_hint(fn, args, kwargs):
     if fn == "conv2d_params":
-        c_in, c_out = args[0], args[1]
         groups = kwargs.get("groups", 1)
-        which = [name for name, n in (("c_in", c_in), ("c_out", c_out)) if n % groups]
-        return (f" groups = {groups} does not divide {' or '.join(f'{n} = {v}' for n, v in (('c_in', c_in), ('c_out', c_out)) if n in which)}:"
+        undivided = [f"{name} = {n}" for name, n in (("c_in", args[0]), ("c_out", args[1])) if n % groups]
+        return (f" groups = {groups} does not divide {' or '.join(undivided)}:"
                 " both channel counts must split into groups.")
     h, w, kh, kw = args
     d, p = kwargs.get("dilation", 1), kwargs.get("padding", 0)
@@ -175,13 +168,9 @@ def invalid_hint(fn, args, kwargs, got):
     return ""
 
 
-def expected(fn, args, kwargs):
-    return torch_params(*args, **kwargs) if fn == "conv2d_params" else torch_out_shape(*args, **kwargs)
-
-
 def run_calls(sub, fn, calls, want=None):
     """Every call's outcome against torch's (or `want`, a list, checked against torch first); the first wrong one fails."""
-    truth = [expected(fn, args, kwargs) for args, kwargs in calls]
+    truth = [TORCH[fn](*args, **kwargs) for args, kwargs in calls]
     if want is not None and list(want) != truth:
         raise GraderDefect(f"hand-computed {fn} values {want} disagree with torch's {truth}")
     outcomes = sub.run(calls_in_sandbox, fn, calls)

@@ -146,13 +146,17 @@ def _run(sub, spec, inputs, scenario_text, *, grads=False, show=""):
     return seen
 
 
-def _differ(a, b, what, scenario_text, hint):
-    assert_finite(a, what="SetClassifier logits", scenario=scenario_text)
-    assert_finite(b, what="SetClassifier logits", scenario=scenario_text)
-    gap = float((a.detach().cpu().double() - b.detach().cpu().double()).abs().max())
-    if gap <= DIFFER_ATOL:
-        fail(f"{what} ({scenario_text}): the logits should differ, but they are the same (largest difference {gap:.3g}; a"
-             f" correct model at its random initialisation moves them by ~1e-2). {hint}", largest_difference=gap)
+def _differ(sub, spec, inputs, what, scenario_text, *, show, hint, explain=None):
+    """The two inputs' logits, after the common rules (_run), must be finite and differ by more than DIFFER_ATOL
+    (`explain`: a deferred hint for when they do not)."""
+    a, b = (result["logits"] for result in _run(sub, spec, inputs, scenario_text, show=show))
+    with explained(explain or (lambda: "")):
+        assert_finite(a, what="SetClassifier logits", scenario=scenario_text)
+        assert_finite(b, what="SetClassifier logits", scenario=scenario_text)
+        gap = float((a.detach().cpu().double() - b.detach().cpu().double()).abs().max())
+        if gap <= DIFFER_ATOL:
+            fail(f"{what} ({scenario_text}): the logits should differ, but they are the same (largest difference {gap:.3g}; a"
+                 f" correct model at its random initialisation moves them by ~1e-2). {hint}", largest_difference=gap)
 
 
 def _grads_same(got, want, scenario_text, hint=""):
@@ -170,6 +174,7 @@ def _grads_finite(grads, scenario_text, hint):
             assert_finite(grad, what=f"gradient of sum(logits * w) w.r.t. parameter {name!r}", scenario=scenario_text, hint=hint)
 
 
+GRADS_SHOW = "(model(x1, keep1) * w).sum().backward()\n{n: p.grad for n, p in model.named_parameters()}"
 FILL_FIRST = ("Replace the pads and the missing features by 0 BEFORE phi, with torch.where (0 * NaN is NaN), and feed"
               " phi the missing flags next to them.")
 
@@ -205,17 +210,16 @@ def pad_contents(sub, ctx):
     keep = _k([True, True, False, True])
     variants = [("0", [0.0, 0.0, 0.0]), ("NaN", PAD_NAN), ("+-1e30", PAD_BIG), ("-1e30", [-BIG, -BIG, -BIG]), ("mixed", [3.5, NAN, 1e6])]
     inputs = [(_t([[P0, P1, pad, P2]]), keep) for _, pad in variants]
+    texts = [f"x shape (1, 4, 3), keep {keep.tolist()}, the pad at position 2 set to {name} against 0, {ctx.device}" for name, _ in variants]
     for i in range(1, len(variants)):
-        text = f"x shape (1, 4, 3), keep {keep.tolist()}, the pad at position 2 set to {variants[i][0]} against 0, {ctx.device}"
-        _probe(sub, _spec(2), inputs[0], inputs[i], what="logits", scenario_text=text, show="model(x1, keep1) - model(x2, keep2)  # must be ~0",
+        _probe(sub, _spec(2), inputs[0], inputs[i], what="logits", scenario_text=texts[i], show="model(x1, keep1) - model(x2, keep2)  # must be ~0",
                hint="A pad must never reach the pooled vector: exclude it from the sum and from the count.")
     # The parameter gradients: a pad that enters phi and is masked out afterwards leaves the logits alone, not the gradients.
     scenario_text = f"x shape (1, 4, 3), keep {keep.tolist()}, the pad at position 2 set to each of {[name for name, _ in variants]}, {ctx.device}"
     seen = _run(sub, _spec(2), inputs, scenario_text, grads=True)
     for i in range(1, len(variants)):
-        text = f"x shape (1, 4, 3), keep {keep.tolist()}, the pad at position 2 set to {variants[i][0]} against 0, {ctx.device}"
         with on_input(_grads_repro(_spec(2), [inputs[0], inputs[i]])):
-            _grads_same(seen[i]["grads"], seen[0]["grads"], text, hint=FILL_FIRST)
+            _grads_same(seen[i]["grads"], seen[0]["grads"], texts[i], hint=FILL_FIRST)
 
 
 def _grads_repro(spec, inputs):
@@ -290,9 +294,8 @@ def multiplicity(sub, ctx):
     a, b = [1.5, -1.0, 0.5], [-1.0, 2.0, -0.5]
     x1, x2 = _t([[a, b]]), _t([[a, a, b]])
     scenario_text = f"the set {{a, b}} against {{a, a, b}}, a = {a}, b = {b}, {ctx.device}"
-    seen = _run(sub, _spec(6), [(x1, _k([True, True])), (x2, _k([True, True, True]))], scenario_text,
-                show="model(x1, keep1) - model(x2, keep2)  # the mean moves toward a: must not be ~0")
-    _differ(seen[0]["logits"], seen[1]["logits"], "logits of {a, b} and {a, a, b}", scenario_text,
+    _differ(sub, _spec(6), [(x1, _k([True, True])), (x2, _k([True, True, True]))], "logits of {a, b} and {a, a, b}", scenario_text,
+            show="model(x1, keep1) - model(x2, keep2)  # the mean moves toward a: must not be ~0",
             hint="A mean of (a, a, b) is (2 phi(a) + phi(b)) / 3, not (phi(a) + phi(b)) / 2; a max over the points gives the same"
                  " vector for both: pool with the mean over the real points.")
 
@@ -305,17 +308,15 @@ def missing_flag(sub, ctx):
         missing[j], zero[j] = NAN, 0.0
         x1, x2 = _t([[P0, missing]]), _t([[P0, zero]])
         scenario_text = f"a set of two real points, feature {j} of the second NaN (missing) against 0.0, {ctx.device}"
-        seen = _run(sub, spec, [(x1, _k([True, True])), (x2, _k([True, True]))], scenario_text,
-                    show="model(x1, keep1) - model(x2, keep2)  # a missing value is not a 0: must not be ~0")
-        _differ(seen[0]["logits"], seen[1]["logits"], f"logits with feature {j} missing and with feature {j} = 0", scenario_text,
+        _differ(sub, spec, [(x1, _k([True, True])), (x2, _k([True, True]))], f"logits with feature {j} missing and with feature {j} = 0",
+                scenario_text, show="model(x1, keep1) - model(x2, keep2)  # a missing value is not a 0: must not be ~0",
                 hint="Filling NaN with 0 alone makes a missing value look like a measured 0: give phi a missing flag per feature"
                      " as well, e.g. torch.cat([x filled with 0, torch.isnan(x)], dim=-1) (2 * d inputs).")
     x1, x2 = _t([[P0, [NAN, 0.0, 1.25]]]), _t([[P0, [0.0, NAN, 1.25]]])
     scenario_text = f"a set of two real points, the second [nan, 0.0, 1.25] against [0.0, nan, 1.25], {ctx.device}"
-    seen = _run(sub, spec, [(x1, _k([True, True])), (x2, _k([True, True]))], scenario_text,
-                show="model(x1, keep1) - model(x2, keep2)  # which feature is missing matters: must not be ~0")
-    with explained(lambda: _which_feature_hint(sub, spec)):
-        _differ(seen[0]["logits"], seen[1]["logits"], "logits with feature 0 missing and with feature 1 missing", scenario_text, hint="")
+    _differ(sub, spec, [(x1, _k([True, True])), (x2, _k([True, True]))], "logits with feature 0 missing and with feature 1 missing", scenario_text,
+            show="model(x1, keep1) - model(x2, keep2)  # which feature is missing matters: must not be ~0", hint="",
+            explain=lambda: _which_feature_hint(sub, spec))
 
 
 def _which_feature_hint(sub, spec):
@@ -337,10 +338,9 @@ def other_features_count(sub, ctx):
     x1, x2 = _t([[P0, [NAN, 0.25, -0.5]]]), _t([[P0, [NAN, 2.0, -0.5]]])
     keep = _k([True, True])
     scenario_text = f"a set of two real points, the second with feature 0 missing and feature 1 = 0.25 against 2.0, {ctx.device}"
-    seen = _run(sub, _spec(8), [(x1, keep), (x2, keep)], scenario_text,
-                show="model(x1, keep2) - model(x2, keep2)  # feature 1 is present in both and differs: must not be ~0")
-    _differ(seen[0]["logits"], seen[1]["logits"], "logits when only a present feature of a point with a missing one changes",
-            scenario_text, hint="The point's present features do not reach the logits: it is dropped or zeroed as a whole (a NaN that"
+    _differ(sub, _spec(8), [(x1, keep), (x2, keep)], "logits when only a present feature of a point with a missing one changes", scenario_text,
+            show="model(x1, keep2) - model(x2, keep2)  # feature 1 is present in both and differs: must not be ~0",
+            hint="The point's present features do not reach the logits: it is dropped or zeroed as a whole (a NaN that"
                                 " enters phi turns every unit of that point into NaN, and zeroing NaN afterwards zeroes all of"
                                 f" them). {FILL_FIRST}")
 
@@ -357,8 +357,7 @@ def all_padded(sub, ctx):
         seen = _run(sub, _spec(9), [(x, keep)], scenario_text, grads=True)
         with explained(partial(_empty_set_hint, sub, x, keep)):
             assert_finite(seen[0]["logits"], what="SetClassifier logits", scenario=scenario_text)
-        with on_input(_forward_repro(None, _spec(9), [(x, keep)], grads=True,
-                                     show="(model(x1, keep1) * w).sum().backward()\n{n: p.grad for n, p in model.named_parameters()}")):
+        with on_input(_forward_repro(None, _spec(9), [(x, keep)], grads=True, show=GRADS_SHOW)):
             _grads_finite(seen[0]["grads"], scenario_text, hint="Gradients must stay finite too: no 0/0 on the way, also in masked branches.")
 
 
@@ -381,8 +380,7 @@ def finite_gradients(sub, ctx):
     x = _t([[P1, P0, [NAN, NAN, 0.5]], [P3, PAD_NAN, P2]])
     keep = _k([True, True, True], [True, False, True])
     scenario_text = f"x shape {tuple(x.shape)} with missing features (NaN) in real points and NaN pads, keep {keep.tolist()}, {ctx.device}"
-    seen = _run(sub, _spec(10), [(x, keep)], scenario_text, grads=True,
-                show="(model(x1, keep1) * w).sum().backward()\n{n: p.grad for n, p in model.named_parameters()}")
+    seen = _run(sub, _spec(10), [(x, keep)], scenario_text, grads=True, show=GRADS_SHOW)
     assert_finite(seen[0]["logits"], what="SetClassifier logits", scenario=scenario_text)
     with explained(lambda: _nan_gradient_hint(sub, x, keep)):
         _grads_finite(seen[0]["grads"], scenario_text, hint="")
