@@ -84,7 +84,7 @@ def mistakes(train, prod, bins):
     right = psi_of(ct, cp, nt, n_p)
     closed = np.quantile(train, np.linspace(0, 1, bins + 1))
     dropped_t, dropped_p = np.histogram(train, closed)[0], np.histogram(prod, closed)[0]
-    found = {
+    return {
         "the bins were cut at the production sample's quantiles: they must come from the training sample, the reference distribution":
             on(np.quantile(prod, interior_quantiles(bins))),
         "the bins have equal widths between the training min and max: PSI's bins are cut at the training quantiles (equal shares of training rows)":
@@ -108,7 +108,6 @@ def mistakes(train, prod, bins):
         f"this has bins + 1 = {bins + 1} bins: take the bins - 1 interior quantiles 1/bins, ..., (bins - 1)/bins as edges, not bins":
             on(np.quantile(train, np.linspace(0, 1, bins + 2)[1:-1])),
     }
-    return found
 
 
 def likely_cause(value, train, prod, bins):
@@ -240,16 +239,17 @@ def dtype_cases(ctx):
 
 
 # -- checks -----------------------------------------------------------------------------------------
-@check("identical samples give 0")
-def identical(sub, ctx):
-    for case in identical_cases(ctx):
-        judge(sub, *case)
+def judged_cases(name, cases, edge=""):
+    """A check that judges psi on every case of `cases(ctx)`, in order."""
+    @check(name, edge=edge)
+    def judge_each(sub, ctx):
+        for case in cases(ctx):
+            judge(sub, *case)
+    return judge_each
 
 
-@check("hand-built shares: PSI = sum((p_prod - p_train) * ln(p_prod / p_train))")
-def hand_built(sub, ctx):
-    for case in hand_built_cases(ctx):
-        judge(sub, *case)
+identical = judged_cases("identical samples give 0", identical_cases)
+hand_built = judged_cases("hand-built shares: PSI = sum((p_prod - p_train) * ln(p_prod / p_train))", hand_built_cases)
 
 
 @check("same distribution, large samples: PSI < 0.01")
@@ -270,18 +270,11 @@ def cents_vs_dollars(sub, ctx):
             fail(f"psi(train, prod, bins) ({describe(train, prod, 10)}; {what}): expected a PSI far above 1, got {value:.4g}")
 
 
-@check("empty bins give a finite PSI: each share is max(count / n, 1e-4)",
-       edge="Shares: this prompt settles the floor as `share = max(count / n, 1e-4)` for each bin of each sample, with n that sample's length,"
-            " and no renormalisation afterwards.")
-def empty_bins_floor(sub, ctx):
-    for case in empty_bins_cases(ctx):
-        judge(sub, *case)
-
-
-@check("outer bins are open-ended: production values beyond the training range count")
-def open_outer_bins(sub, ctx):
-    for case in open_bins_cases(ctx):
-        judge(sub, *case)
+empty_bins_floor = judged_cases(
+    "empty bins give a finite PSI: each share is max(count / n, 1e-4)", empty_bins_cases,
+    edge="Shares: this prompt settles the floor as `share = max(count / n, 1e-4)` for each bin of each sample, with n that sample's length,"
+         " and no renormalisation afterwards.")
+open_outer_bins = judged_cases("outer bins are open-ended: production values beyond the training range count", open_bins_cases)
 
 
 @check("random samples: skewed and shifted, 3 to 20 bins")
@@ -299,10 +292,7 @@ def bin_counts(sub, ctx):
         judge(sub, train, prod, bins)
 
 
-@check("float32 and integer samples; float64 samples give a float64 result")
-def dtypes(sub, ctx):
-    for case in dtype_cases(ctx):
-        judge(sub, *case)
+dtypes = judged_cases("float32 and integer samples; float64 samples give a float64 result", dtype_cases)
 
 
 @check("inputs unchanged")

@@ -23,9 +23,7 @@ CANCEL_HINT = ("mean(x**2) - mean(x)**2 (or sum of squares minus n * mean**2) su
                " Chan's merge of each batch's own mean and M2)")
 
 
-# ---------------------------------------------------------------------------------------------
-# Scenario (runs in the sandbox) and its rendering
-# ---------------------------------------------------------------------------------------------
+# -- the scenario (runs in the sandbox) and its rendering -------------------------------------------
 def script_code(data_code, steps, show):
     lines = [data_code, "s = Standardizer()"]
     for step in steps:
@@ -62,9 +60,7 @@ def standardizer_script(module, data_code, steps, show="s.mean_, s.var_"):
     return records
 
 
-# ---------------------------------------------------------------------------------------------
-# The judge's side
-# ---------------------------------------------------------------------------------------------
+# -- the judge's side ------------------------------------------------------------------------------
 def standardized(X, mean, var):
     std = np.sqrt(var)
     return np.divide(X - mean, std, out=np.zeros(X.shape), where=std > 0)
@@ -203,10 +199,8 @@ def normal_code(seed, arrays, dtype="float64"):
     return "\n".join(lines)
 
 
-# ---------------------------------------------------------------------------------------------
-# Checks: each one's scripts, as (data code, steps, options of run_script), are also the inputs of the
-# check of inputs left unchanged
-# ---------------------------------------------------------------------------------------------
+# -- checks -----------------------------------------------------------------------------------------
+# Each one's scripts, as (data code, steps, options of run_script), are also the inputs of the check of inputs left unchanged.
 FIT = [("X = np.array([[1.0, 2.0], [3.0, 6.0]])", [("fit", "X")], {"what": "X = [[1, 2], [3, 6]]"}),
        ("X = np.array([[5.0, -2.0, 0.5]])", [("fit", "X")], {"what": "one row"})] + [
     (normal_code(seed, {"X": (n, d, loc, scale)}), [("fit", "X")], {"what": f"X ({n}, {d}) = {loc:g} + {scale:g} * N(0, 1)"})
@@ -262,10 +256,16 @@ ZERO_VAR_EDGE = ('In a column whose `var_` is 0 the result is 0, without a divis
                  ' that case under `np.errstate(divide="raise", invalid="raise")`).')
 
 
-@check("fit: mean_ and var_ are the population mean and variance (ddof = 0)")
-def fit_statistics(sub, ctx):
-    for code, steps, opts in FIT:
-        run_script(sub, code, steps, **opts)
+def judged_scripts(name, scripts, edge=""):
+    """A check that runs and judges every script of `scripts`, (data code, steps, options of run_script), in order."""
+    @check(name, edge=edge)
+    def run_each(sub, ctx):
+        for code, steps, opts in scripts:
+            run_script(sub, code, steps, **opts)
+    return run_each
+
+
+fit_statistics = judged_scripts("fit: mean_ and var_ are the population mean and variance (ddof = 0)", FIT)
 
 
 @check("fit and partial_fit return the Standardizer itself", edge="Both return self.")
@@ -277,59 +277,18 @@ def returns_self(sub, ctx):
                  f" Standardizer().{method}(X).transform(X) works (as in scikit-learn)")
 
 
-@check("transform standardizes with mean_ and var_")
-def transform_training(sub, ctx):
-    for code, steps, opts in TRANSFORM:
-        run_script(sub, code, steps, **opts)
-
-
-@check("transform of new data uses the training statistics")
-def training_statistics_only(sub, ctx):
-    for code, steps, opts in NEW_DATA:
-        run_script(sub, code, steps, **opts)
-
-
-@check("zero-variance columns transform to 0", edge=ZERO_VAR_EDGE)
-def zero_variance(sub, ctx):
-    for code, steps, opts in ZERO_VAR:
-        run_script(sub, code, steps, **opts)
-
-
-@check("zero-variance columns raise no floating-point warning", edge=ZERO_VAR_EDGE)
-def zero_variance_no_warning(sub, ctx):
-    for code, steps, opts in ZERO_VAR:
-        run_script(sub, code, steps, **{**opts, "what": opts["what"] + ', under np.errstate(divide="raise", invalid="raise")'},
-                   errstate={"divide": "raise", "invalid": "raise"})
-
-
-@check("partial_fit accumulates: after each batch, the statistics of every row so far")
-def partial_fit_accumulates(sub, ctx):
-    for code, steps, opts in ACCUMULATES:
-        run_script(sub, code, steps, **opts)
-
-
-@check("partial_fit after fit adds to fit's rows")
-def partial_fit_after_fit(sub, ctx):
-    for code, steps, opts in AFTER_FIT:
-        run_script(sub, code, steps, **opts)
-
-
-@check("fit starts afresh, also after partial_fit")
-def fit_resets(sub, ctx):
-    for code, steps, opts in RESETS:
-        run_script(sub, code, steps, **opts)
-
-
-@check("streaming on data with mean 1e9 and unit spread (no cancellation)")
-def streaming_cancellation(sub, ctx):
-    for code, steps, opts in CANCELLATION:
-        run_script(sub, code, steps, **opts)
-
-
-@check("float32 and integer inputs")
-def input_dtypes(sub, ctx):
-    for code, steps, opts in DTYPES:
-        run_script(sub, code, steps, **opts)
+transform_training = judged_scripts("transform standardizes with mean_ and var_", TRANSFORM)
+training_statistics_only = judged_scripts("transform of new data uses the training statistics", NEW_DATA)
+zero_variance = judged_scripts("zero-variance columns transform to 0", ZERO_VAR, edge=ZERO_VAR_EDGE)
+zero_variance_no_warning = judged_scripts("zero-variance columns raise no floating-point warning", [
+    (code, steps, {**opts, "what": opts["what"] + ', under np.errstate(divide="raise", invalid="raise")',
+                   "errstate": {"divide": "raise", "invalid": "raise"}})
+    for code, steps, opts in ZERO_VAR], edge=ZERO_VAR_EDGE)
+partial_fit_accumulates = judged_scripts("partial_fit accumulates: after each batch, the statistics of every row so far", ACCUMULATES)
+partial_fit_after_fit = judged_scripts("partial_fit after fit adds to fit's rows", AFTER_FIT)
+fit_resets = judged_scripts("fit starts afresh, also after partial_fit", RESETS)
+streaming_cancellation = judged_scripts("streaming on data with mean 1e9 and unit spread (no cancellation)", CANCELLATION)
+input_dtypes = judged_scripts("float32 and integer inputs", DTYPES)
 
 
 @scenario(repro=lambda interface, data_code, steps: Call.code(script_code(data_code, steps, "s.mean_, s.var_")))

@@ -214,8 +214,9 @@ def judge_no_split(got, x, scenario):
 
 
 # -- inputs ------------------------------------------------------------------------------------------
-def arrays(x, g, h):
-    return np.array(x, dtype=np.float64), np.array(g, dtype=np.float64), np.array(h, dtype=np.float64)
+def case(x, g, h, lam=1.0, gamma=0.0, what=""):
+    """A case (x, g, h, lam, gamma, what) with float64 arrays."""
+    return np.array(x, dtype=np.float64), np.array(g, dtype=np.float64), np.array(h, dtype=np.float64), lam, gamma, what
 
 
 def logistic_case(seed, n, missing_rate, decimals=1):
@@ -230,24 +231,15 @@ def logistic_case(seed, n, missing_rate, decimals=1):
     return x, p - y, p * (1 - p)
 
 
-def as_case(drawn):
-    x, g, h, lam, gamma = drawn
-    return (*arrays(x, g, h), lam, gamma)
-
-
 def small_case(n):
     """Hypothesis cases (x, g, h, lam, gamma) of n rows, x from {0, 1, 2, 3, NaN} (ties and missing), dyadic g and h."""
     from hypothesis import strategies as st
 
     x, g, h = (lists_of(st.sampled_from(values), n) for values in ([0.0, 1.0, 2.0, 3.0, NAN], [1.0, -1.0, 0.5, -0.5, 2.0, -2.0], [1.0, 0.5, 0.25]))
-    return st.tuples(x, g, h, st.sampled_from([1.0, 0.0, 3.0]), st.sampled_from([0.0, 0.5])).map(as_case)
+    return st.tuples(x, g, h, st.sampled_from([1.0, 0.0, 3.0]), st.sampled_from([0.0, 0.5])).map(lambda drawn: case(*drawn)[:5])  # without the text
 
 
 # -- the cases: (x, g, h, lam, gamma, what) per check, and all of them for the inputs-unchanged check ------------
-def case(x, g, h, lam=1.0, gamma=0.0, what=""):
-    return (*arrays(x, g, h), lam, gamma, what)
-
-
 HAND_BUILT = [case([1, 2, 3, 4], [-1, -1, 1, 1], [1, 1, 1, 1]), case([1, 2, NAN, 3, 4], [-1, -0.5, 1, 1, 0.5], [1, 1, 1, 1, 1]),
               case([3, NAN, 1, 2, NAN, 4, 2], [1, -2, -1, 0.5, -1.5, 2, -0.5], [1, 0.5, 1, 0.5, 1, 0.25, 1])]
 # Logistic gradients at p = 0.5: g = 0.5 - y. Low x are label 0, high x label 1; the missing rows are labelled like the high x, or the low.
@@ -271,56 +263,29 @@ RANDOM = [(*logistic_case(seed, n, rate), lam, gamma, "") for seed, n, rate, lam
 
 
 # -- checks -----------------------------------------------------------------------------------------
-@check("hand-built: the best of every threshold and both default directions")
-def hand_built(sub, ctx):
-    for args in HAND_BUILT:
-        judge_split(sub, *args)
+def judged_cases(name, cases, edge=""):
+    """A check that judges best_split on every case of `cases`, in order."""
+    @check(name, edge=edge)
+    def judge_each(sub, ctx):
+        for args in cases:
+            judge_split(sub, *args)
+    return judge_each
 
 
-@check("missing rows that carry the label go to the matching side (left and right)")
-def missing_direction(sub, ctx):
-    for args in MISSING_DIRECTION:
-        judge_split(sub, *args)
-
-
-@check("present values all on one side, missing rows alone on the other")
-def missing_alone(sub, ctx):
-    for args in MISSING_ALONE:
-        judge_split(sub, *args)
-
-
-@check("no missing values: any default direction is accepted")
-def no_missing(sub, ctx):
-    for args in NO_MISSING:
-        judge_split(sub, *args)
-
-
-@check("no split exists: every row missing, or one distinct value and no missing row -> (None, False, -inf)",
-       edge="No split exists when no partition leaves rows on both sides: every row missing, or no missing row and one distinct value (n = 1 included)."
-            " ... With no split, return exactly `(None, False, -inf)`.")
-def no_split(sub, ctx):
-    for args in NO_SPLIT:
-        judge_split(sub, *args)
-
-
-@check("the gain formula: lam in every term, 0.5 * [...] - gamma")
-def gain_formula(sub, ctx):
-    for args in GAIN_FORMULA:
-        judge_split(sub, *args)
-
-
-@check("the best split is returned when its gain is negative (large gamma)",
-       edge="The best split is returned whatever the sign of its gain, negative included (gamma larger than any improvement): whether to split at all"
-            " is the caller's decision.")
-def negative_gain(sub, ctx):
-    for args in NEGATIVE_GAIN:
-        judge_split(sub, *args)
-
-
-@check("rows with equal x go to the same side")
-def tied_values(sub, ctx):
-    for args in TIED:
-        judge_split(sub, *args)
+hand_built = judged_cases("hand-built: the best of every threshold and both default directions", HAND_BUILT)
+missing_direction = judged_cases("missing rows that carry the label go to the matching side (left and right)", MISSING_DIRECTION)
+missing_alone = judged_cases("present values all on one side, missing rows alone on the other", MISSING_ALONE)
+no_missing = judged_cases("no missing values: any default direction is accepted", NO_MISSING)
+no_split = judged_cases(
+    "no split exists: every row missing, or one distinct value and no missing row -> (None, False, -inf)", NO_SPLIT,
+    edge="No split exists when no partition leaves rows on both sides: every row missing, or no missing row and one distinct value (n = 1 included)."
+         " ... With no split, return exactly `(None, False, -inf)`.")
+gain_formula = judged_cases("the gain formula: lam in every term, 0.5 * [...] - gamma", GAIN_FORMULA)
+negative_gain = judged_cases(
+    "the best split is returned when its gain is negative (large gamma)", NEGATIVE_GAIN,
+    edge="The best split is returned whatever the sign of its gain, negative included (gamma larger than any improvement): whether to split at all"
+         " is the caller's decision.")
+tied_values = judged_cases("rows with equal x go to the same side", TIED)
 
 
 @check("random logistic gradients with ties and missing values equal brute force")
@@ -332,9 +297,7 @@ def random_cases(sub, ctx):
 
 @check("inputs unchanged")
 def inputs_kept(sub, ctx):
-    x, g, h = arrays([3, NAN, 1, 2, NAN, 4], [1, -2, -1, 0.5, -1.5, 2], [1, 0.5, 1, 0.5, 1, 0.25])
-    inputs_unchanged(sub, "best_split", x, g, h, 1.0, 0.0, scenario=describe(x, 1.0, 0.0))
-    x, g, h = logistic_case(41, 100, 0.2)
-    inputs_unchanged(sub, "best_split", x, g, h, 1.0, 0.0, scenario=describe(x, 1.0, 0.0))
-    for x, g, h, lam, gamma, what in [*HAND_BUILT, *MISSING_DIRECTION, *MISSING_ALONE, *NO_MISSING, *NO_SPLIT, *GAIN_FORMULA, *NEGATIVE_GAIN, *TIED, *RANDOM]:
-        inputs_unchanged(sub, "best_split", x, g, h, lam, gamma, scenario=describe(x, lam, gamma, what))  # every check's inputs, the extreme ones included
+    own = [case([3, NAN, 1, 2, NAN, 4], [1, -2, -1, 0.5, -1.5, 2], [1, 0.5, 1, 0.5, 1, 0.25]), (*logistic_case(41, 100, 0.2), 1.0, 0.0, "")]
+    # Then every check's inputs, the extreme ones included.
+    for x, g, h, lam, gamma, what in [*own, *HAND_BUILT, *MISSING_DIRECTION, *MISSING_ALONE, *NO_MISSING, *NO_SPLIT, *GAIN_FORMULA, *NEGATIVE_GAIN, *TIED, *RANDOM]:
+        inputs_unchanged(sub, "best_split", x, g, h, lam, gamma, scenario=describe(x, lam, gamma, what))
