@@ -8,7 +8,7 @@ statistic the check judges, so the failing input pastes and runs.
 
 Statistical checks are judged with bounds computed from the number of keys, each at an error rate of
 ALPHA = 1e-9 for an ideal random hash: exact binomial tails for counts (keys that share a bucket, signs
-that agree), chi-square bounds (the regularized incomplete gamma function, computed here) for bucket
+that agree), chi-square bounds (the toolkit's regularized incomplete gamma function) for bucket
 counts, and a normal bound at z = 7 for the mean number of collisions over simulated tables. With
 about 20 such bounds in a grade, a correct hash fails less than once in 10^7 grades (the chi-square
 and normal tails are asymptotic: a factor of a few either way still leaves it below 1e-6), while each
@@ -53,7 +53,8 @@ import tempfile
 
 import numpy as np
 
-from mlprep.grading import Call, as_float, check, expect_raises, fail, mistake_hint, raised_by, scenario
+from mlprep.grading import (Call, as_float, binomial_band, check, chi_square_quantile, describe_value, expect_raises, fail, mistake_hint, raised_by,
+                            scenario)
 
 FUNCTIONS = ("bucket", "featurize", "expected_collisions")
 ALPHA = 1e-9  # each statistical bound's error rate for an ideal random hash
@@ -186,98 +187,19 @@ def in_fresh_interpreters(module, job, runs):
 
 
 # ---------------------------------------------------------------------------------------------
-# Bounds, judge side: binomial tails, chi-square (regularized incomplete gamma), the occupancy distribution
+# Bounds, judge side: binomial tails and chi-square quantiles (the toolkit's experiments), the occupancy distribution
 # ---------------------------------------------------------------------------------------------
-def _log_pmf(n, p, i):
-    return math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * math.log(p) + (n - i) * math.log1p(-p)
+@functools.cache
+def upper_bound(n, p):
+    """The largest count of a Binomial(n, p) that passes: P(X > it) <= ALPHA (the toolkit's band splits its
+    error rate between the two tails)."""
+    return binomial_band(n, p, 2 * ALPHA)[1]
 
 
 @functools.cache
-def binomial_band(n, p, alpha=ALPHA, upper_only=False):
-    """(lo, hi): a Binomial(n, p) count lies in [lo, hi] but with probability <= alpha (split between the
-    tails unless upper_only, where lo = 0)."""
-    mean, sd = n * p, math.sqrt(n * p * (1 - p))
-    share = alpha if upper_only else alpha / 2
-    reach = int(mean + 12 * sd + 40)
-    hi, tail = min(n, reach), 0.0
-    while hi > 0:  # the smallest hi with P(X > hi) <= share
-        tail_with = tail + math.exp(_log_pmf(n, p, hi))
-        if tail_with > share:
-            break
-        tail, hi = tail_with, hi - 1
-    if upper_only:
-        return 0, hi
-    lo, tail = max(0, int(mean - 12 * sd - 40)), 0.0
-    while lo < n:  # the largest lo with P(X < lo) <= share
-        tail_with = tail + math.exp(_log_pmf(n, p, lo))
-        if tail_with > share:
-            break
-        tail, lo = tail_with, lo + 1
-    return lo, hi
-
-
-def _gamma_p_series(a, x):
-    """The regularized lower incomplete gamma P(a, x) by its series (for x < a + 1)."""
-    term = total = 1.0 / a
-    k = a
-    for _ in range(100000):
-        k += 1
-        term *= x / k
-        total += term
-        if abs(term) < abs(total) * 1e-16:
-            break
-    return total * math.exp(-x + a * math.log(x) - math.lgamma(a))
-
-
-def _gamma_q_fraction(a, x):
-    """The regularized upper incomplete gamma Q(a, x) by its continued fraction (for x >= a + 1, Lentz)."""
-    tiny = 1e-300
-    b = x + 1 - a
-    c, d = 1 / tiny, 1 / b
-    h = d
-    for i in range(1, 100000):
-        an = -i * (i - a)
-        b += 2
-        d = an * d + b
-        d = tiny if abs(d) < tiny else d
-        c = b + an / c
-        c = tiny if abs(c) < tiny else c
-        d = 1 / d
-        delta = d * c
-        h *= delta
-        if abs(delta - 1) < 1e-16:
-            break
-    return math.exp(-x + a * math.log(x) - math.lgamma(a)) * h
-
-
-def chi2_sf(x, k):
-    """P(X > x) for a chi-square variable with k degrees of freedom."""
-    a, x = k / 2, x / 2
-    if x <= 0:
-        return 1.0
-    return 1 - _gamma_p_series(a, x) if x < a + 1 else _gamma_q_fraction(a, x)
-
-
-def chi2_cdf(x, k):
-    a, x = k / 2, x / 2
-    if x <= 0:
-        return 0.0
-    return _gamma_p_series(a, x) if x < a + 1 else 1 - _gamma_q_fraction(a, x)
-
-
-@functools.cache
-def chi2_band(k, alpha=ALPHA):
-    """(lo, hi) with P(X < lo) = P(X > hi) = alpha / 2 for k degrees of freedom (by bisection)."""
-    def solve(below, lo, hi):
-        """The x in [lo, hi] where below(x) turns from True to False."""
-        for _ in range(200):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if below(mid) else (lo, mid)
-        return (lo + hi) / 2
-
-    lower = solve(lambda x: chi2_cdf(x, k) < alpha / 2, 0.0, float(k))
-    upper = solve(lambda x: chi2_sf(x, k) > alpha / 2, float(k), k + 40 * math.sqrt(2 * k) + 200)
-    return lower, upper
+def chi2_band(k):
+    """(lo, hi) with P(X < lo) = P(X > hi) = ALPHA / 2 for k degrees of freedom."""
+    return chi_square_quantile(ALPHA / 2, k), chi_square_quantile(1 - ALPHA / 2, k)
 
 
 def true_collisions(n, m):
@@ -318,21 +240,14 @@ def ints_of(got, n, where, code, what):
         return got
     items = list(got) if isinstance(got, (list, tuple)) else None
     if items is None or len(items) != n:
-        fail(f"{where}: expected {n} results, got {_described(got)}", failing_input=Call.code(code), what=what, got="not a list of ints", first_index="")
+        fail(f"{where}: expected {n} results, got {describe_value(got)}",
+             failing_input=Call.code(code), what=what, got="not a list of ints", first_index="")
     for i, item in enumerate(items):
         if not is_int(item):
-            fail(f"{where}: result {i} is {_described(item)}; expected an int (a Python int or a NumPy integer)",
+            fail(f"{where}: result {i} is {describe_value(item)}; expected an int (a Python int or a NumPy integer)",
                  failing_input=Call.code(code), what=what, got="not an int", first_index="")
     fail(f"{where}: results beyond the int64 range (the largest {max(items)}); expected ints in [0, n_buckets)",
          failing_input=Call.code(code), what=what, got="n_buckets or more", first_index="")
-
-
-def _described(value):
-    if isinstance(value, np.ndarray):
-        return f"an array of shape {value.shape} and dtype {value.dtype}"
-    if isinstance(value, (list, tuple)):
-        return f"a {type(value).__name__} of length {len(value)}"
-    return f"{type(value).__name__} {value!r}"[:100]
 
 
 def run(sub, code, pack=True):
@@ -356,7 +271,7 @@ def judge_independent(a, b, m, *, setup, names, what, hints, unit="keys"):
     hashings in words; hints: {"equal": ..., "shifted": ...}, said when the values show it."""
     n = len(a)
     equal = int(np.sum(a == b))
-    _, top = binomial_band(n, 1 / m, upper_only=True)
+    top = upper_bound(n, 1 / m)
     kind = relation(a, b, m)
     if equal > top:
         code = f"{setup}\nsum(x == y for x, y in zip(a, b))  # about {n / m:g}; more than {top} fails"
@@ -409,12 +324,12 @@ def bucket_range(sub, ctx):
     got = run(sub, f"{setup}\ngot", pack=False)
     code = f"{setup}\n[(case, b) for case, b in zip(cases, got) if not 0 <= b < case[2]]  # must be empty"
     if not isinstance(got, list) or len(got) != len(cases):
-        fail(f"bucket() on {len(cases)} cases: expected a list of {len(cases)} results, got {_described(got)}", failing_input=Call.code(code),
+        fail(f"bucket() on {len(cases)} cases: expected a list of {len(cases)} results, got {describe_value(got)}", failing_input=Call.code(code),
              what="bucket(field, value, n_buckets, seed)", got="not a list of ints", first_index="")
     for (field, value, m, seed), b in zip(cases, got):
         call = f"bucket({field!r}, {value!r}, {m}, seed={seed})"
         if not is_int(b):
-            fail(f"{call} returned {_described(b)}: expected an int in [0, {m})", failing_input=Call.code(code),
+            fail(f"{call} returned {describe_value(b)}: expected an int in [0, {m})", failing_input=Call.code(code),
                  what="bucket(field, value, n_buckets, seed)", got="not an int", first_index="")
         if b < 0:
             fail(f"{call} returned {int(b)}: expected an int in [0, n_buckets) = [0, {m}). A negative bucket is what a signed hash gives"
@@ -462,11 +377,11 @@ def _fresh_runs(sub, runs, what):
     field, value, n_buckets, seed = STABLE_JOB["keys"][0]
     shown = _fresh_input(f"bucket({field!r}, {value!r}, {n_buckets}, seed={seed})", runs)
     if not isinstance(results, list) or len(results) != len(runs):
-        fail(f"{what}: the fresh interpreters' results came back as {_described(results)}", failing_input=shown, what=what, got="no results",
+        fail(f"{what}: the fresh interpreters' results came back as {describe_value(results)}", failing_input=shown, what=what, got="no results",
              first_index="")
     for run_spec, result in zip(runs, results):
         if not isinstance(result, dict) or "error" in result:
-            error = result.get("error") if isinstance(result, dict) else _described(result)
+            error = result.get("error") if isinstance(result, dict) else describe_value(result)
             fail(f"{what}: your file, imported in a fresh interpreter (PYTHONHASHSEED={run_spec['hash_seed']}), did not finish: {error}",
                  failing_input=shown, what=what, got="no results", first_index="")
         if len(result.get("buckets", [])) != len(STABLE_JOB["keys"]) or len(result.get("features", [])) != len(STABLE_JOB["rows"]):
@@ -581,7 +496,7 @@ def key_has_a_separator(sub, ctx):
     a = np.mod(ints_of(a, n, "bucket(name + s, v, 2**20)", setup, what), 2**20)
     b = np.mod(ints_of(b, n, "bucket(name, s + v, 2**20)", setup, what), 2**20)
     equal = int(np.sum(a == b))
-    _, top = binomial_band(n, 2.0**-20, upper_only=True)
+    top = upper_bound(n, 2.0**-20)
     if equal <= top:
         return
     hint = (" The field name and the value were joined without a separator: 'ab1' + 'v1' and 'ab' + '1v1' are the same text. Put a"
@@ -619,7 +534,7 @@ def int_and_string_alike(sub, ctx):
     got = run(sub, f"{setup}\npairs", pack=False)
     code = f"{setup}\n[v for v, (x, y) in zip(values, pairs) if x != y]  # must be empty"
     if not isinstance(got, list) or len(got) != len(INT_VALUES):
-        fail(f"bucket() on {len(INT_VALUES)} pairs: got {_described(got)}", failing_input=Call.code(code), what="bucket of v and of str(v)",
+        fail(f"bucket() on {len(INT_VALUES)} pairs: got {describe_value(got)}", failing_input=Call.code(code), what="bucket of v and of str(v)",
              got="no results", first_index="")
     apart = [v for v, pair in zip(INT_VALUES, got) if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and pair[0] == pair[1])]
     if apart:
@@ -637,12 +552,12 @@ def featurize_result(got, n, where, code, m=None):
     """(indices, signs) of length n: integer indices (in [0, m) when m is given), signs exactly +1 or -1."""
     shown = Call.code(code)
     if not isinstance(got, (list, tuple)) or len(got) != 2:
-        fail(f"{where}: expected (indices, signs), got {_described(got)}", failing_input=shown, what="featurize(...)", got="not a pair",
+        fail(f"{where}: expected (indices, signs), got {describe_value(got)}", failing_input=shown, what="featurize(...)", got="not a pair",
              first_index="")
     indices, signs = got
     for name, value in (("indices", indices), ("signs", signs)):
         if not isinstance(value, np.ndarray) or value.shape != (n,):
-            fail(f"{where}: expected {name} as a 1-D NumPy array of length {n} (one per field, then one per cross), got {_described(value)}",
+            fail(f"{where}: expected {name} as a 1-D NumPy array of length {n} (one per field, then one per cross), got {describe_value(value)}",
                  failing_input=shown, what=name, got="shape", first_index="")
     if indices.dtype.kind not in "iu":
         fail(f"{where}: expected integer indices, got dtype {indices.dtype}", failing_input=shown, what="indices", got="dtype", first_index="")
@@ -696,7 +611,7 @@ def stacked(got, n, k, where, code, m):
     reduced mod m (the range is judged by featurize's layout check), the signs exactly +1 or -1."""
     shown = Call.code(code)
     if not (isinstance(got, tuple) and len(got) == 2 and all(isinstance(a, np.ndarray) and a.shape == (n, k) for a in got)):
-        fail(f"{where} for {n} rows: expected (indices, signs) of length {k} each, got {_described(got)}", failing_input=shown,
+        fail(f"{where} for {n} rows: expected (indices, signs) of length {k} each, got {describe_value(got)}", failing_input=shown,
              what="featurize(...)", got="shape", first_index="")
     indices, signs = got
     if indices.dtype.kind not in "iu":
@@ -717,7 +632,7 @@ def cross_from_names_and_values(sub, ctx):
     results = run(sub, f"{setup}\nbase, user_changed, ad_changed")
     where = "featurize(row, ['user'], [('user', 'ad')], 2**20)"
     base, user_changed, ad_changed = (np.mod(ints_of(r, n, f"the crosses of {where}", setup, "cross"), m) for r in results)
-    _, top = binomial_band(n, 1 / m, upper_only=True)
+    top = upper_bound(n, 1 / m)
     for changed, name in ((user_changed, "user"), (ad_changed, "ad")):
         equal = int(np.sum(changed == base))
         if equal > top:
@@ -752,7 +667,7 @@ def cross_not_from_buckets(sub, ctx):
         groups.setdefault((user, ad), []).append(cross)
     pairs = [(g[k], g[k + 1]) for g in groups.values() for k in range(0, len(g) - 1, 2)]
     agree = sum(x == y for x, y in pairs)
-    _, top = binomial_band(len(pairs), 1 / m, upper_only=True)
+    top = upper_bound(len(pairs), 1 / m)
     if agree <= top:
         return
     if np.array_equal(ind[:, 2], (ind[:, 0] + ind[:, 1]) % m):
@@ -785,7 +700,7 @@ def signs_independent(sub, ctx):
     index, sign = indices.ravel(), signs.ravel()
     total = len(sign)
     plus = int(np.sum(sign == 1))
-    lo, hi = binomial_band(total, 0.5)
+    lo, hi = binomial_band(total, 0.5, ALPHA)
     if not lo <= plus <= hi:
         kind = "all +1" if plus == total else "all -1" if plus == 0 else "unbalanced"
         fail(f"{where}: {plus} of {total} signs are +1; a sign independent of everything else is +1 about half the time ({lo} to {hi} pass)."
@@ -798,7 +713,7 @@ def signs_independent(sub, ctx):
         groups.setdefault(i, []).append(s)
     pairs = [(g[k], g[k + 1]) for g in groups.values() for k in range(0, len(g) - 1, 2)]
     agree = sum(x == y for x, y in pairs)
-    _, top = binomial_band(len(pairs), 0.5, upper_only=True)
+    top = upper_bound(len(pairs), 0.5)
     if agree <= top:
         return
     if np.array_equal(sign, 1 - 2 * (index & 1)) or np.array_equal(sign, 2 * (index & 1) - 1):
@@ -881,7 +796,7 @@ def collisions_simulated(sub, ctx):
         band = NORMAL_Z * collisions_sd(n, m) / math.sqrt(tables)  # the simulated mean's normal bound
         code = f"{setup}\nsum({n} - len(set(t)) for t in tables) / {tables}, expected_collisions({n}, {m})  # within ±{band:.3g}"
         if not isinstance(got, tuple) or len(got) != 2 or not isinstance(got[0], list) or len(got[0]) != tables:
-            fail(f"{tables} tables of {n} keys: got {_described(got)}", failing_input=Call.code(code), what="collisions in simulated tables",
+            fail(f"{tables} tables of {n} keys: got {describe_value(got)}", failing_input=Call.code(code), what="collisions in simulated tables",
                  got="no results", first_index="")
         used, claimed = got
         claimed = as_float(claimed, what=f"expected_collisions({n}, {m})")

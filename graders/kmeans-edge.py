@@ -28,7 +28,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from mlprep.grading import Call, CheckFailed, check, expect_sequence, fail, inputs_unchanged, on_input, scenario, shrink_on_failure
+from mlprep.grading import (Call, CheckFailed, check, describe_value, expect_sequence, fail, inputs_unchanged, on_input, outcome, scenario,
+                            shrink_on_failure)
 
 # Centroids are means: another summation order (math.fsum, numpy's pairwise sum) moves them by
 # a few ulps, far below this.
@@ -65,37 +66,29 @@ FOREIGN_HINT = ("Groups hold the input points themselves, unchanged: if a point 
 # ---------------------------------------------------------------------------------------------
 # Scenarios (run in the sandbox: they only observe, the checks below decide)
 # ---------------------------------------------------------------------------------------------
-def _trajectory_repro(interface, points, init, steps, catch=False):
+def _trajectory_repro(interface, points, init, steps):
     note = f"the last of the calls with max_iter = 1..{steps}" if steps > 1 else ""
     return Call("kmeans", points, init, max_iter=steps, tol=0.0, note=note)
 
 
 @scenario(repro=_trajectory_repro)
-def kmeans_trajectory(module, points, init, steps, catch=False):
+def kmeans_trajectory(module, points, init, steps):
     """The state after exactly t iterations for t = 1..steps: tol = 0 only stops at a fixed point,
-    where more iterations change nothing. Each call gets fresh copies of the inputs. With `catch`,
-    each step's outcome is ("ok", result) or ("raised", [exception class names], message), so one
-    step that raises does not hide the others (for explaining a failure step by step)."""
-    if not catch:
-        return [module.kmeans(copy.deepcopy(points), copy.deepcopy(init), max_iter=t, tol=0.0) for t in range(1, steps + 1)]
-    outcomes = []
-    for t in range(1, steps + 1):
-        try:
-            outcomes.append(("ok", module.kmeans(copy.deepcopy(points), copy.deepcopy(init), max_iter=t, tol=0.0)))
-        except Exception as exc:  # noqa: BLE001 - an observation: the judge reads it
-            outcomes.append(("raised", [cls.__name__ for cls in type(exc).__mro__], str(exc)[:200]))
-    return outcomes
+    where more iterations change nothing. Each call gets fresh copies of the inputs. Each step's
+    outcome is the toolkit's `outcome` record ({"raised": None, "result": ...} or {"raised": the
+    exception's type name, "classes", "message"}), so one step that raises does not hide the others
+    (for explaining a failure step by step)."""
+    return [outcome(lambda t=t: module.kmeans(copy.deepcopy(points), copy.deepcopy(init), max_iter=t, tol=0.0))
+            for t in range(1, steps + 1)]
 
 
 @scenario(repro=lambda interface, points, init, max_iter: Call("kmeans", points, init, max_iter=max_iter, note="must raise ValueError"))
 def kmeans_outcome(module, points, init, max_iter):
-    """What happens on a bad input: ("raised", [exception class names, most derived first], message)
-    or ("returned", None, None)."""
-    try:
-        module.kmeans(points, init, max_iter=max_iter)
-    except Exception as exc:  # noqa: BLE001 - any exception is an observation; the judge decides if it was right
-        return "raised", [cls.__name__ for cls in type(exc).__mro__], str(exc)[:200]
-    return "returned", None, None
+    """What happens on a bad input: the toolkit's `outcome` record, without the result (only whether
+    it raised, and what, is judged)."""
+    record = outcome(lambda: module.kmeans(points, init, max_iter=max_iter))
+    record.pop("result", None)
+    return record
 
 
 # ---------------------------------------------------------------------------------------------
@@ -111,14 +104,8 @@ def _vector(x, dim, what, scenario):
     if isinstance(x, np.ndarray):
         x = x.tolist()
     if not isinstance(x, (list, tuple)) or len(x) != dim:
-        fail(f"{what} ({scenario}): expected a sequence of {dim} numbers, got {_describe(x)}")
+        fail(f"{what} ({scenario}): expected a sequence of {dim} numbers, got {describe_value(x)}")
     return tuple(_number(v, what, scenario) for v in x)
-
-
-def _describe(x):
-    if isinstance(x, (list, tuple)):
-        return f"a {type(x).__name__} of length {len(x)}"
-    return f"{type(x).__name__} {x!r:.60}"
 
 
 def read_state(got, k, dim, scenario):
@@ -129,16 +116,16 @@ def read_state(got, k, dim, scenario):
     if isinstance(groups, np.ndarray):
         groups = list(groups)
     if not isinstance(cents, (list, tuple)) or len(cents) != k:
-        fail(f"centroids ({scenario}): expected {k} centroids (one per initial centroid, in the same order), got {_describe(cents)}")
+        fail(f"centroids ({scenario}): expected {k} centroids (one per initial centroid, in the same order), got {describe_value(cents)}")
     if not isinstance(groups, (list, tuple)) or len(groups) != k:
-        fail(f"groups ({scenario}): expected {k} groups (one per centroid, empty ones included), got {_describe(groups)}")
+        fail(f"groups ({scenario}): expected {k} groups (one per centroid, empty ones included), got {describe_value(groups)}")
     cents = [_vector(c, dim, f"centroid {j}", scenario) for j, c in enumerate(cents)]
     read_groups = []
     for j, g in enumerate(groups):
         if isinstance(g, np.ndarray):
             g = [] if g.size == 0 else list(g)
         if not isinstance(g, (list, tuple)):
-            fail(f"group {j} ({scenario}): expected a list of points, got {_describe(g)}")
+            fail(f"group {j} ({scenario}): expected a list of points, got {describe_value(g)}")
         read_groups.append([_vector(p, dim, f"a point of group {j}", scenario) for p in g])
     return cents, read_groups
 
@@ -244,16 +231,16 @@ def learner_states(sub, points, init, steps):
     string saying what went wrong at that step; None when the step-by-step run itself crashed or hung.
     A control call: it only chooses the hint, and never becomes the check's failing input."""
     k, dim = len(init), len(points[0])
-    outcomes = sub.control(kmeans_trajectory, points, init, steps, catch=True)
-    if not isinstance(outcomes, (list, tuple)) or len(outcomes) != steps:
+    records = sub.control(kmeans_trajectory, points, init, steps)
+    if not isinstance(records, (list, tuple)) or len(records) != steps:
         return None
     states = [None]
-    for t, outcome in enumerate(outcomes, start=1):
-        if outcome[0] == "raised":
-            states.append(f"raised {outcome[1][0]}: {outcome[2]}" if outcome[1] else "raised")
+    for t, record in enumerate(records, start=1):
+        if record["raised"] is not None:
+            states.append(f"raised {record['raised']}: {record['message']}")
             continue
         try:
-            states.append(read_state(outcome[1], k, dim, f"max_iter={t}"))
+            states.append(read_state(record["result"], k, dim, f"max_iter={t}"))
         except CheckFailed as failure:
             states.append(f"returned something unreadable ({failure.message})")
     return states
@@ -784,15 +771,15 @@ def follows_step_by_step(sub, ctx, points, init, steps, base, whole):
     cause does not show in the state itself gets it from `explain` (the reference as evidence, not as
     the verdict), run once for the failure the check reports."""
     k, dim = len(init), len(points[0])
-    outcomes = expect_sequence(sub.run(kmeans_trajectory, points, init, steps, catch=True), steps,
-                               what="results for max_iter = 1.." + str(steps), scenario=base)
-    for t, outcome in enumerate(outcomes, start=1):
-        if outcome[0] == "raised":
+    records = expect_sequence(sub.run(kmeans_trajectory, points, init, steps), steps,
+                              what="results for max_iter = 1.." + str(steps), scenario=base)
+    for t, record in enumerate(records, start=1):
+        if record["raised"] is not None:
             # Called again on its own, so that it is reported as your code raising, with its traceback and this input.
             sub.call("kmeans", points, init, max_iter=t, tol=0.0)
-            fail(f"{base}, max_iter={t}: kmeans() raised {outcome[1][0]}: {outcome[2]} (but not when called again with the same input)",
+            fail(f"{base}, max_iter={t}: kmeans() raised {record['raised']}: {record['message']} (but not when called again with the same input)",
                  failing_input=kmeans_call(points, init, whole=whole, max_iter=t, tol=0.0))
-    trajectory = [outcome[1] for outcome in outcomes]
+    trajectory = [record["result"] for record in records]
     before = [_tuple(c) for c in init]
     pts = [_tuple(p) for p in points]
     for t, got in enumerate(trajectory, start=1):
@@ -915,10 +902,9 @@ BAD_INPUTS = [  # (what is wrong, points, init, max_iter)
 def bad_inputs(sub, ctx):
     for what, points, init, max_iter in BAD_INPUTS:
         scenario = f"{what}: points {points}, init {init}, max_iter={max_iter}"
-        outcome = expect_sequence(sub.run(kmeans_outcome, points, init, max_iter), 3, what="outcome", scenario=scenario)
-        kind, names, message = outcome
-        if kind == "raised" and isinstance(names, (list, tuple)) and "ValueError" in names:
+        record = sub.run(kmeans_outcome, points, init, max_iter)
+        if record["raised"] is not None and "ValueError" in record["classes"]:
             continue
-        got = f"it raised {names[0]}: {message}" if kind == "raised" and names else "it returned normally"
+        got = f"it raised {record['raised']}: {record['message']}" if record["raised"] is not None else "it returned normally"
         fail(f"{scenario}: expected ValueError, but {got}. Validate before the loop: zip() silently truncates "
              f"rows of different lengths, and range(0) runs no iteration at all.", scenario=scenario)
