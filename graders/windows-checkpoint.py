@@ -24,8 +24,8 @@ import torch
 from torch import nn
 
 from mlprep.grading import (IN_FOLDER, Call, CheckFailed, Snapshot, assert_equal, check, crash_points, expect_raises, expect_record, expect_sequence, fail,
-                            fail_if_changed, folder_files, half_written, in_child, inputs_from_code, inputs_unchanged, mistake_hint, on_input, outcome,
-                            plural, restore_folder, scenario, scratch_folder, shrink_on_failure, state_of)
+                            fail_if_changed, folder_files, half_written, in_child, inputs_from_code, inputs_unchanged, listed, mistake_hint, on_input,
+                            outcome, plural, restore_folder, scenario, scratch_folder, shrink_on_failure, state_of)
 
 MAKE, SPLIT = ("make_windows",), ("split_windows",)
 CHECKPOINT = ("save_checkpoint", "resume")
@@ -52,19 +52,22 @@ def starts_of(first, stop, size, stride):
     return list(range(first, stop - size + 1, stride))
 
 
-def windows_at(series, starts, input_len, horizon):
+def split_starts(T, split_at, gap, size, stride):
+    """The starts of the training windows (all of series[:split_at]) and of the validation ones (from split_at + gap)."""
+    return starts_of(0, split_at, size, stride), starts_of(split_at + gap, T, size, stride)
+
+
+def windows_at(series, starts, input_len, horizon, lag=0):
+    """X and Y of the windows at these starts; with `lag`, Y begins that many steps after X's last step."""
     series = np.asarray(series)
     rest = series.shape[1:]
     X = np.array([series[t:t + input_len] for t in starts], dtype=series.dtype).reshape((len(starts), input_len, *rest))
-    Y = np.array([series[t + input_len:t + input_len + horizon] for t in starts], dtype=series.dtype).reshape((len(starts), horizon, *rest))
+    Y = np.array([series[t + input_len + lag:t + input_len + lag + horizon] for t in starts], dtype=series.dtype).reshape((len(starts), horizon, *rest))
     return X, Y
 
 
 def fmt_starts(starts):
-    if not starts:
-        return "no window"
-    shown = ", ".join(map(str, starts[:8])) + (", ..." if len(starts) > 8 else "")
-    return f"{len(starts)} window{'s' if len(starts) != 1 else ''}, starting at {shown}"
+    return f"{plural(len(starts), 'window')}, starting at {listed(starts, 8)}" if starts else "no window"
 
 
 def make_mistakes(series, L, H, s):
@@ -76,8 +79,7 @@ def make_mistakes(series, L, H, s):
         found[f"the last window (starting at {starts[-1]}) is missing: with T = {T}, n = (T - input_len - horizon) // stride + 1 windows fit"] = (
             windows_at(series, starts[:-1], L, H))
     late = starts_of(0, T, size + 1, s)
-    found["Y starts one step late: Y[i] begins right after X[i]'s last step, at i * stride + input_len"] = (
-        windows_at(series, late, L, H)[0], np.array([series[t + L + 1:t + L + 1 + H] for t in late], dtype=series.dtype).reshape((len(late), H, *series.shape[1:])))
+    found["Y starts one step late: Y[i] begins right after X[i]'s last step, at i * stride + input_len"] = windows_at(series, late, L, H, lag=1)
     if s > 1:
         found["stride is ignored: windows start every step instead of every stride steps"] = windows_at(series, starts_of(0, T, size, 1), L, H)
     if np.ndim(series) == 2:
@@ -90,7 +92,7 @@ def make_mistakes(series, L, H, s):
 def split_mistakes(series, split_at, gap, L, H, s):
     """{what: ((X_tr, Y_tr), (X_va, Y_va))} that known mistakes give for split_windows."""
     T, size = len(series), L + H
-    train, valid = starts_of(0, split_at, size, s), starts_of(split_at + gap, T, size, s)
+    train, valid = split_starts(T, split_at, gap, size, s)
     grid = -(-(split_at + gap) // s) * s
     options = {
         f"training windows only have their inputs end before split_at = {split_at}; their targets reach series[{split_at}:], the"
@@ -325,7 +327,7 @@ def judge_views(sub, fn, series_code, args):
         parts = [starts_of(0, len(series), L + H, s)]
     else:
         split_at, gap, L, H, s = args
-        parts = [starts_of(0, split_at, L + H, s), starts_of(split_at + gap, len(series), L + H, s)]
+        parts = split_starts(len(series), split_at, gap, L + H, s)
     want = [array for starts in parts for array in windows_at(series, starts, L, H)]
     origins = [(starts, offset) for starts in parts for offset in (0, L)]  # where X's and Y's windows begin in the series
     what = f"{call_text(fn, args)} with series = {series_text(series_code)}"
@@ -366,8 +368,7 @@ def judge_split(sub, series, split_at, gap, L, H, s, side):
     """split_windows(series, ...) against the expected windows of one side ('train' or 'valid')."""
     args = (split_at, gap, L, H, s)
     got = inputs_unchanged(sub, "split_windows", series, *args, fix=READ_ONLY)
-    T, size = len(series), L + H
-    starts = {"train": starts_of(0, split_at, size, s), "valid": starts_of(split_at + gap, T, size, s)}
+    starts = dict(zip(("train", "valid"), split_starts(len(series), split_at, gap, L + H, s)))
     parts = expect_sequence(got, 2, what=f"split_windows(series, {', '.join(map(str, args))})")
     index = 0 if side == "train" else 1
     where = {"train": f"Training windows are the windows of series[:{split_at}]: inputs and targets end before split_at = {split_at}.",
@@ -428,13 +429,9 @@ def split_leakage(sub, ctx):
                             f"every validation window must start at split_at + gap = {split_at + gap} or later")
                     fail(f"{what}: {name}[{i}] changed when only {seen} changed (+1000), so that window reads a value of {seen}: {name}[{i}] was"
                          f" {_row(a[i:i + 1])}, became {_row(b[i:i + 1])}; {rule}.", failing_input=Call.code(
-                             f"series = {_literal_series(series)}\nchanged = series.copy()\nchanged[{changed_from}:{changed_to}] += 1000\n"
+                             f"series = {series_text(arange_code(*series.shape))}\nchanged = series.copy()\nchanged[{changed_from}:{changed_to}] += 1000\n"
                              f"a, b = split_windows(series, {', '.join(map(str, args))}), split_windows(changed, {', '.join(map(str, args))})\n"
                              f"a[{index}][{names.index(name)}][{i}], b[{index}][{names.index(name)}][{i}]  # the same window"), what=name, window=i)
-
-
-def _literal_series(series):
-    return arange_code(*series.shape).split(" = ", 1)[1]
 
 
 @check("split_windows returns views of the series", uses=SPLIT)
@@ -454,7 +451,7 @@ RAISE_CASES = [
        edge="`input_len`, `horizon` or `stride` below 1 raise `ValueError`. ... `0 <= split_at <= T` and `gap >= 0`; otherwise `ValueError`.")
 def bad_arguments(sub, ctx):
     for fn, code, args in RAISE_CASES:
-        expect_raises(sub.run(raises, code, fn, list(args)), what=f"{call_text(fn, args)} with series = {code.split(' = ', 1)[1]}", shown=lambda _: "normally")
+        expect_raises(sub.run(raises, code, fn, list(args)), what=f"{call_text(fn, args)} with series = {series_text(code)}", shown=lambda _: "normally")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -489,6 +486,14 @@ def seed_all(seed):
     random.seed(seed)
 
 
+def trained_run(steps, seed=0):
+    """The run of the scenarios: every RNG seeded with `seed`, build_run(0), then `steps` training steps."""
+    seed_all(seed)
+    run = build_run(0)
+    train(*run, steps)
+    return run
+
+
 def training_code():
     return "import os, random, tempfile\nfrom torch import nn\n\n" + "\n\n".join(inspect.getsource(f).rstrip() for f in (build_run, train, seed_all)) + "\n\n"
 
@@ -501,6 +506,43 @@ def scratch_path():
     """A checkpoint path in a fresh folder of the sandbox's scratch space (tempfile draws from no global RNG)."""
     with scratch_folder("checkpoint-") as folder:
         yield os.path.join(folder, "checkpoint.pt")
+
+
+def _read(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _first_checkpoint(module, path):
+    """A checkpoint at step 3, then two more training steps: the run, the bytes at path, the model's state at step 3."""
+    run = trained_run(3)
+    module.save_checkpoint(path, *run, 3)
+    first, at_3 = _read(path), state_of(run[0])["model"]
+    train(*run, 2)
+    return run, first, at_3
+
+
+def saved_and_resumed(module, path, steps, step):
+    """`steps` training steps, save_checkpoint(path, ..., step), then resume into fresh objects with every RNG scrambled:
+    what resume returned, and the fresh model, optimizer and scheduler."""
+    module.save_checkpoint(path, *trained_run(steps), step)
+    fresh = build_run(7)
+    seed_all(SCRAMBLE)
+    return module.resume(path, *fresh), fresh
+
+
+def _resumed_from(module, path):
+    """resume(path, ...) into fresh objects (every RNG scrambled): the step it returned or what it raised, and the model's state."""
+    fresh = build_run(7)
+    seed_all(SCRAMBLE)
+    try:
+        step, error = module.resume(path, *fresh), None
+    except Exception as exc:  # a checkpoint that does not load: the verdict, not a crash of the check
+        step, error = None, f"{type(exc).__name__}: {exc}"[:300]
+    return {"step": step, "resume_error": error, "model": state_of(fresh[0])["model"]}
 
 
 def snapshot(model, optimizer, scheduler):
@@ -530,21 +572,13 @@ def resumed_state(module, steps, step, show=""):
     """Scenario: `steps` training steps, save_checkpoint(path, ..., step), fresh objects, every RNG scrambled, resume:
     what resume returned, the fresh objects' state and the RNGs' next draws."""
     with scratch_path() as path:
-        seed_all(0)
-        run = build_run(0)
-        train(*run, steps)
-        module.save_checkpoint(path, *run, step)
-        fresh = build_run(7)
-        seed_all(SCRAMBLE)
-        got = module.resume(path, *fresh)
+        got, fresh = saved_and_resumed(module, path, steps, step)
         return {"step": got, "state": snapshot(*fresh), "draws": rng_draws()}
 
 
 def trained_state(module, steps):
     """Reference's sandbox, no checkpoint: the state after `steps` steps, the RNGs' next draws, and a fresh build_run(7)'s state."""
-    seed_all(0)
-    run = build_run(0)
-    train(*run, steps)
+    run = trained_run(steps)
     return {"state": snapshot(*run), "draws": rng_draws(), "fresh": snapshot(*build_run(7))}
 
 
@@ -562,10 +596,10 @@ def judge_tensors(got, want, *, what, scenario_text, fresh=None, fix=""):
                  f" got {g.dtype}", expected=str(want[name].dtype), got=str(g.dtype))
 
 
-def resumed(sub, ctx, steps=RESUME_AT, step=RESUME_AT, show="step"):
-    got = sub.run(resumed_state, steps, step, show)
-    want = ctx.run_reference_sandboxed(trained_state, steps)
-    return got, want, f"saved after {steps} steps, resumed into fresh objects with every RNG scrambled"
+def resumed(sub, ctx, show):
+    got = sub.run(resumed_state, RESUME_AT, RESUME_AT, show)
+    want = ctx.run_reference_sandboxed(trained_state, RESUME_AT)
+    return got, want, f"saved after {RESUME_AT} steps, resumed into fresh objects with every RNG scrambled"
 
 
 def as_step(value, what, scenario_text):
@@ -586,12 +620,7 @@ LATEST_CODE = (training_code() + SCRATCH_CODE + "seed_all(0)\nmodel, optimizer, 
 def latest_step(module):
     """Scenario: two saves to the same path, then resume: what it returned, and whether the second save rewrote the file."""
     with scratch_path() as path:
-        seed_all(0)
-        run = build_run(0)
-        train(*run, 3)
-        module.save_checkpoint(path, *run, 3)
-        first = _read(path)
-        train(*run, 2)
+        run, first, _ = _first_checkpoint(module, path)
         module.save_checkpoint(path, *run, 5)
         return {"step": module.resume(path, *build_run(7)), "rewritten": _read(path) != first}
 
@@ -683,9 +712,7 @@ SAVE_RNG_CODE = (training_code() + SCRATCH_CODE + "seed_all(1)\nmodel, optimizer
 @scenario(repro=lambda interface: Call.code(SAVE_RNG_CODE))
 def save_rng(module):
     with scratch_path() as path:
-        seed_all(1)
-        run = build_run(0)
-        train(*run, 2)
+        run = trained_run(2, seed=1)
         before, objects, training = rng_states(), snapshot(*run), run[0].training
         module.save_checkpoint(path, *run, 2)
         return {"before": before, "after": rng_states(), "objects_before": flat(objects), "objects_after": flat(snapshot(*run)),
@@ -755,22 +782,9 @@ def save_changes_nothing(sub, ctx):
 def resumed_training(module, total, k):
     """Scenario: k steps, a checkpoint, fresh objects and scrambled RNGs, resume, total - k more steps: the final model."""
     with scratch_path() as path:
-        seed_all(0)
-        run = build_run(0)
-        train(*run, k)
-        module.save_checkpoint(path, *run, k)
-        fresh = build_run(7)
-        seed_all(SCRAMBLE)
-        step = module.resume(path, *fresh)
+        step, fresh = saved_and_resumed(module, path, k, k)
         train(*fresh, total - k)
         return {"step": step, "model": snapshot(*fresh)["model"]}
-
-
-def uninterrupted(module, total):
-    seed_all(0)
-    run = build_run(0)
-    train(*run, total)
-    return snapshot(*run)["model"]
 
 
 LEFT_OUT = {  # part of the state a resume leaves out: what a run resumed that way looks like
@@ -786,9 +800,7 @@ def resumed_without(module, total, k, parts_list):
     """Reference's sandbox: runs resumed by the grader itself, restoring everything but each of `parts_list`: their final models."""
     out = []
     for parts in parts_list:
-        seed_all(0)
-        run = build_run(0)
-        train(*run, k)
+        run = trained_run(k)
         saved = {"model": copy.deepcopy(run[0].state_dict()), "optimizer": copy.deepcopy(run[1].state_dict()), "scheduler": copy.deepcopy(run[2].state_dict()),
                  "torch": torch.get_rng_state(), "numpy": np.random.get_state(), "random": random.getstate()}
         fresh = build_run(7)
@@ -816,7 +828,7 @@ def resumed_like(ctx, got_model, total, k):
        " dropout, batch norm, Adam, StepLR, all three RNGs)", uses=CHECKPOINT)
 def bit_for_bit(sub, ctx):
     got = sub.run(resumed_training, TOTAL, RESUME_AT)
-    want = ctx.run_reference_sandboxed(uninterrupted, TOTAL)
+    want = ctx.run_reference_sandboxed(trained_state, TOTAL)["state"]["model"]
     text = f"{RESUME_AT} steps, save_checkpoint, fresh objects and scrambled RNGs, resume, {TOTAL - RESUME_AT} more steps, against {TOTAL} uninterrupted steps"
     if as_step(got["step"], "resume's result", text) != RESUME_AT:
         fail(f"resume's result ({text}): expected the step saved, {RESUME_AT}, got {got['step']!r}", expected=str(RESUME_AT), got=repr(got["step"]))
@@ -866,42 +878,11 @@ def crash_code(mode):
     return "\n".join(lines + RESUME_FIRST)
 
 
-def in_child_code(then, **kwargs):
+def in_child_code(then):
     """Code running the save at step 5 in a child process as crash_points does (mlprep.grading.crashes.in_child), then `then`."""
-    options = "".join(f", {k}={v!r}" for k, v in kwargs.items())
     return "\n".join([training_code() + "from mlprep.grading.crashes import in_child  # mlprep's crash points\n", SCRATCH_CODE.rstrip(), *AFTER_FIRST_SAVE,
-                      f"ended = in_child(lambda: save_checkpoint(path, model, optimizer, scheduler, 5), target=path{options}, also=[(torch, 'save', (1,))])",
+                      "ended = in_child(lambda: save_checkpoint(path, model, optimizer, scheduler, 5), target=path, also=[(torch, 'save', (1,))])",
                       *then])
-
-
-def _read(path):
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError:
-        return None
-
-
-def _first_checkpoint(module, path):
-    """A checkpoint at step 3, then two more training steps: the run, the bytes at path, the model's state at step 3."""
-    seed_all(0)
-    run = build_run(0)
-    train(*run, 3)
-    module.save_checkpoint(path, *run, 3)
-    first, at_3 = _read(path), state_of(run[0])["model"]
-    train(*run, 2)
-    return run, first, at_3
-
-
-def _resumed_from(module, path):
-    """resume(path, ...) into fresh objects (every RNG scrambled): the step it returned or what it raised, and the model's state."""
-    fresh = build_run(7)
-    seed_all(SCRAMBLE)
-    try:
-        step, error = module.resume(path, *fresh), None
-    except Exception as exc:  # a checkpoint that does not load: the verdict, not a crash of the check
-        step, error = None, f"{type(exc).__name__}: {exc}"[:300]
-    return {"step": step, "resume_error": error, "model": state_of(fresh[0])["model"]}
 
 
 def _killed_in_torch_save(save, at=1):
