@@ -19,8 +19,8 @@ from functools import partial
 import torch
 
 from mlprep.grading import (Call, CheckFailed, GraderDefect, Series, as_float, assert_close, check, control_value, expect_record, expect_sequence,
-                            explained, fail, literal, matching_mistakes, on_input, optimizer_state, parameters_of, same_values, scenario,
-                            series_on_failure, shrink_on_failure)
+                            explained, fail, literal, matching_mistakes, on_input, optimizer_state, parameters_of, run_code, same_values,
+                            scenario, series_on_failure, shrink_on_failure)
 
 SCALER = ("DynamicLossScaler",)  # checks that only build a scaler and call its methods
 BOTH = ("DynamicLossScaler", "train_step")
@@ -111,6 +111,8 @@ UNUSED_HEAD_CODE = """class MlpWithUnusedHead(torch.nn.Module):  # as in graders
         self.unused_head = torch.nn.Linear(8, 3)  # forward never uses it: its parameters get no gradient
     def forward(self, x):
         return self.body(x)"""
+# The model a run uses is the one its failing input shows: the class is defined once, as that code.
+MlpWithUnusedHead = run_code(UNUSED_HEAD_CODE)["MlpWithUnusedHead"]
 
 
 def training_code(spec, device, steps=None, show="all"):
@@ -179,18 +181,6 @@ def unscale_probe(module, grads, scale, device):
 
 def _mlp():
     return torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
-
-
-class MlpWithUnusedHead(torch.nn.Module):
-    """An MLP plus a head that forward never uses: its parameters get no gradient (p.grad is None)."""
-
-    def __init__(self):
-        super().__init__()
-        self.body = _mlp()
-        self.unused_head = torch.nn.Linear(8, 3)
-
-    def forward(self, x):
-        return self.body(x)
 
 
 def _build_model(spec):
@@ -448,10 +438,11 @@ def _scale_hint(got, want, settings, pattern, k):
     return f"The rules: {SCALE_RULES}."
 
 
-def _fail_run(run, message, **details):
-    """fail(), remembering the scripted run cut off after its first wrong update (for shrinking_updates)."""
+def _fail_run(settings, run, scales, want, message, **details):
+    """fail() with the scripted run cut off after its first wrong update as the failing input and the picture of
+    the scales, remembering that run (for shrinking_updates)."""
     try:
-        fail(message, **details)
+        fail(message, failing_input=scripted_code(settings, run), series=scripted_series(scales, want), **details)
     except CheckFailed as failure:
         failure.failing_run = run
         raise
@@ -467,19 +458,18 @@ def compare_scales(got, want, settings, pattern, *, scenario):
     failing input is the run cut off right after the first wrong update."""
     got = _recorded_scales(got, len(want), settings, pattern, scenario)
     if got[0] != want[0]:
-        _fail_run("", f"scaler.scale right after DynamicLossScaler({_settings_text(settings)}): expected {_fmt_scale(want[0])},"
-                      f" got {_fmt_scale(got[0])}; the scale starts at init_scale",
-                  failing_input=scripted_code(settings, ""), expected=want[0], got=got[0], update=0, scenario=scenario,
-                  series=scripted_series(got, want))
+        _fail_run(settings, "", got, want, f"scaler.scale right after DynamicLossScaler({_settings_text(settings)}): expected"
+                                           f" {_fmt_scale(want[0])}, got {_fmt_scale(got[0])}; the scale starts at init_scale",
+                  expected=want[0], got=got[0], update=0, scenario=scenario)
     for k in range(1, len(want)):
         if got[k] == want[k]:
             continue
         event = "found_inf=True" if pattern[k - 1] == "O" else "found_inf=False"
-        _fail_run(pattern[:k], f"scripted updates ({scenario}): after update #{k} ({event}; {_clean_run(pattern, k - 1)} clean"
-                               f" update(s) in a row before it), expected scale {_fmt_scale(want[k])} (it was {_fmt_scale(want[k - 1])}),"
-                               f" got {_fmt_scale(got[k])}. {_scale_hint(got, want, settings, pattern, k)}",
-                  failing_input=scripted_code(settings, pattern[:k]), update=k, expected=want[k], got=got[k], expected_before=want[k - 1],
-                  scenario=scenario, series=scripted_series(got, want))
+        _fail_run(settings, pattern[:k], got, want, f"scripted updates ({scenario}): after update #{k} ({event};"
+                                                    f" {_clean_run(pattern, k - 1)} clean update(s) in a row before it), expected scale"
+                                                    f" {_fmt_scale(want[k])} (it was {_fmt_scale(want[k - 1])}), got {_fmt_scale(got[k])}."
+                                                    f" {_scale_hint(got, want, settings, pattern, k)}",
+                  update=k, expected=want[k], got=got[k], expected_before=want[k - 1], scenario=scenario)
 
 
 def judge_floor(got, want, settings, pattern, *, scenario):
@@ -489,10 +479,9 @@ def judge_floor(got, want, settings, pattern, *, scenario):
     for k, s in enumerate(scales):
         if not s >= min_scale:
             zero = " (a zero scale makes every unscale 0/0)" if s == 0 else ""
-            _fail_run(pattern[:k], f"scaler.scale after {k} update(s) ({scenario}): got {_fmt_scale(s)}, below min_scale ="
-                                   f" {_fmt_scale(min_scale)}{zero}. {_scale_hint(scales, want, settings, pattern, k)}",
-                      failing_input=scripted_code(settings, pattern[:k]), update=k, got=s, min_scale=min_scale, scenario=scenario,
-                      series=scripted_series(scales, want))
+            _fail_run(settings, pattern[:k], scales, want, f"scaler.scale after {k} update(s) ({scenario}): got {_fmt_scale(s)}, below"
+                                                           f" min_scale = {_fmt_scale(min_scale)}{zero}. {_scale_hint(scales, want, settings, pattern, k)}",
+                      update=k, got=s, min_scale=min_scale, scenario=scenario)
     compare_scales(scales, want, settings, pattern, scenario=scenario)
 
 
