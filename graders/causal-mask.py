@@ -177,18 +177,13 @@ def _output(sub, q, k, v, keep, scenario):
 def _judge(got, q, k, v, keep, scenario, no_key_first=False, **tolerance):
     """The output against SDPA: the real queries (pad queries that see keys are not compared), and the
     queries that see no key (zeros), in that order or the other."""
-    def real():
-        with explained(partial(_diagnose, got, q, k, v, keep, **tolerance)):
-            assert_close(_only(got, _real(keep)), _only(_expected(q, k, v, keep), _real(keep)), what="causal_attention output at real queries",
-                         scenario=scenario, dtype=q.dtype, **tolerance)
-
-    def no_key():
-        with explained(partial(_no_key_hint, got, q, k, v, keep, **tolerance)):
-            assert_close(_only(got, _sees_no_key(keep)), torch.zeros(q.shape, dtype=torch.float64),
-                         what="causal_attention output at queries that see no key (must be zeros)", scenario=scenario, dtype=q.dtype, **tolerance)
-
-    for judge in (no_key, real) if no_key_first else (real, no_key):
-        judge()
+    parts = [  # (where, expected there, what, the hint when it differs)
+        (_real(keep), _expected(q, k, v, keep), "causal_attention output at real queries", _diagnose),
+        (_sees_no_key(keep), torch.zeros(q.shape, dtype=torch.float64), "causal_attention output at queries that see no key (must be zeros)", _no_key_hint),
+    ]
+    for where, want, what, hint in parts[::-1] if no_key_first else parts:
+        with explained(partial(hint, got, q, k, v, keep, **tolerance)):
+            assert_close(_only(got, where), _only(want, where), what=what, scenario=scenario, dtype=q.dtype, **tolerance)
 
 
 def _scenario(q, keep, device, extra=""):

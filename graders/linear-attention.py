@@ -13,6 +13,7 @@ the Python loop over T, whose small tensors partly reuse memory Python's allocat
 import re
 import resource
 from functools import partial
+from types import SimpleNamespace
 
 import torch
 import torch.nn.functional as F
@@ -215,21 +216,18 @@ def _grad_inputs(rng, shape, dv):
     return q, k, torch.from_numpy(rng.standard_normal((*shape[:-1], dv)).round(2))
 
 
-def _detached_normaliser_grads(q, k, v, causal):
-    """The gradients of sum(out * w) (value_and_grad's weights) when the normaliser is cut off from autograd."""
-    q, k, v = (t.detach().cpu().double().clone().requires_grad_(True) for t in (q, k, v))
+def _detached_normaliser(q, k, v, causal):
+    """The kernel form with the normaliser cut off from autograd (float64 CPU q, k, v: autograd must reach them)."""
     scores = phi(q) @ phi(k).transpose(-2, -1)
     scores = scores.tril() if causal else scores
-    out = (scores @ v) / scores.sum(dim=-1, keepdim=True).detach()
-    w = torch.randn(out.shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
-    (out * w).sum().backward()
-    return [q.grad, k.grad, v.grad]
+    return (scores @ v) / scores.sum(dim=-1, keepdim=True).detach()
 
 
 def _gradient_hint(sub, q, k, v, causal):
-    """Control: the learner's gradients again, against what a detached normaliser gives."""
+    """Control: the learner's gradients again, against what a detached normaliser gives (value_and_grad, judge side)."""
     grads = control_value(sub, value_and_grad, "linear_attention", [q, k, v], [0, 1, 2], {"causal": causal}, read=lambda got: got[1])
-    if same_values(grads, _detached_normaliser_grads(q, k, v, causal), rtol=1e-7, atol=1e-7):
+    detached = value_and_grad(SimpleNamespace(linear_attention=_detached_normaliser), "linear_attention", f64(q, k, v), [0, 1, 2], {"causal": causal})
+    if same_values(grads, detached[1], rtol=1e-7, atol=1e-7):
         return ("Your gradients are exactly what a normaliser cut off from autograd gives (phi(q) . z under torch.no_grad() or"
                 " .detach()ed): the output's value is right, but it depends on q and k through the normaliser as well, so"
                 " the gradient must flow through it too.")
