@@ -290,10 +290,7 @@ def random_values(sub, ctx):
         from hypothesis import strategies as st
         return st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=4).map(as_bits)
 
-    def verify(bits):
-        rounds_like_torch(sub, bits, f"float32 bit patterns, shape {bits.shape}")
-
-    with shrink_on_failure(sub, cases, verify):
+    with shrink_on_failure(sub, cases, lambda bits: rounds_like_torch(sub, bits, f"float32 bit patterns, shape {bits.shape}")):
         rounds_like_torch(sub, from_floats([0.1, -0.2, 0.3, 1.7, -12.34, 1000.1, 3.14159, -2.71828]), "8 short decimals")
         for seed, n, how in ((1, 1000, "normal"), (2, 1000, "wide"), (3, 20_000, "bits")):
             code, x = random_code(seed, n, how)
@@ -368,13 +365,11 @@ def input_unchanged(sub, ctx):
 
 
 # -- checks: format_info ----------------------------------------------------------------------------
-def pow2_text(v):
-    """'2**-10' for a power of two, else the number."""
-    if v > 0 and math.isfinite(v):
-        mantissa, exponent = math.frexp(v)
-        if mantissa == 0.5:
-            return f"2**{exponent - 1}"
-    return f"{v:.10g}"
+def with_power(v):
+    """The number, and '= 2**-10' after it for a power of two: '0.0009765625 = 2**-10'."""
+    if v > 0 and math.isfinite(v) and math.frexp(v)[0] == 0.5:
+        return f"{v!r} = 2**{math.frexp(v)[1] - 1}"
+    return f"{v!r}"
 
 
 def finfo(name):
@@ -415,9 +410,8 @@ def format_info_values(sub, ctx):
                 got_text = f"{value:g}"
             else:
                 ok = abs(value - want[key]) <= FINFO_RTOL * want[key]
-                power = pow2_text(want[key])
-                expected = f"{want[key]!r}{' = ' + power if power.startswith('2**') else ''} (torch.finfo(torch.{name}).{key})"
-                got_text = f"{value!r}" + (f" = {pow2_text(value)}" if pow2_text(value).startswith("2**") else "")
+                expected = f"{with_power(want[key])} (torch.finfo(torch.{name}).{key})"
+                got_text = with_power(value)
             if not ok:
                 hint = finfo_cause(key, value, want, name)
                 tolerance = "" if key.endswith("_bits") else f" (allowed: within {FINFO_RTOL:g} relative)"

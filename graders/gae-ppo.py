@@ -89,8 +89,8 @@ def mc_advantages(rewards, values, dones, last_value, gamma):
 
 
 # GAE: inputs and judging one call
-def rollout(rewards, values, dones, dtype=torch.float64, done_dtype=torch.bool):
-    return torch.tensor(rewards, dtype=dtype), torch.tensor(values, dtype=dtype), torch.tensor(dones).to(done_dtype)
+def rollout(rewards, values, dones):
+    return torch.tensor(rewards, dtype=torch.float64), torch.tensor(values, dtype=torch.float64), torch.tensor(dones).to(torch.bool)
 
 
 def _sixteenths(x):
@@ -197,14 +197,14 @@ def batch(log_ratios, logp_old, adv, dtype=torch.float64):
     return old + torch.tensor(log_ratios, dtype=dtype), old, torch.tensor(adv, dtype=dtype)
 
 
-def random_batch(rng, N, clip, dtype=torch.float64, offset=-1.5):
-    """Log-ratios N(0, 0.3) in multiples of 1/64, kept 1e-3 away from log(1 +- clip); log-probs around `offset` and
+def random_batch(rng, N, clip, dtype=torch.float64):
+    """Log-ratios N(0, 0.3) in multiples of 1/64, kept 1e-3 away from log(1 +- clip); log-probs around -1.5 and
     advantages N(0.3, 1.5), in multiples of 1/16."""
     log_r = np.round(64 * 0.3 * rng.standard_normal(N)) / 64
     for edge in (math.log(1 + clip), math.log(1 - clip)):
         near = np.abs(log_r - edge) < 1e-3
         log_r[near] = edge + np.where(log_r[near] >= edge, 2e-3, -2e-3)
-    old = np.round(16 * (offset + 0.5 * rng.standard_normal(N))) / 16
+    old = np.round(16 * (-1.5 + 0.5 * rng.standard_normal(N))) / 16
     adv = np.round(16 * (0.3 + 1.5 * rng.standard_normal(N))) / 16
     return batch(log_r.tolist(), old.tolist(), adv.tolist(), dtype)
 

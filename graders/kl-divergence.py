@@ -225,26 +225,19 @@ def _normalised(counts):
     return counts / counts.sum(axis=-1, keepdims=True)
 
 
-def _distributions_of(N, K):
-    from hypothesis import strategies as st
-
-    return st.tuples(matrix(N, K, grid(1, 8)).map(_normalised), matrix(N, K, grid(1, 8)).map(_normalised))
-
-
-def _logits_of(N, K):
-    from hypothesis import strategies as st
-
-    return st.tuples(matrix(N, K, grid(-8, 8, 2)), matrix(N, K, grid(-8, 8, 2)))
-
-
 def small_distributions():
     """Hypothesis cases (p, q): 1 to 3 rows of 1 to 4 positive categories from small integers, normalised."""
-    return sized((1, 3), (1, 4), then=_distributions_of)
+    from hypothesis import strategies as st
+
+    return sized((1, 3), (1, 4), then=lambda N, K: st.tuples(matrix(N, K, grid(1, 8)).map(_normalised),
+                                                             matrix(N, K, grid(1, 8)).map(_normalised)))
 
 
 def small_logits():
     """Hypothesis cases (a, b): 1 to 3 rows of 1 to 4 logits, -4 to 4 in halves."""
-    return sized((1, 3), (1, 4), then=_logits_of)
+    from hypothesis import strategies as st
+
+    return sized((1, 3), (1, 4), then=lambda N, K: st.tuples(matrix(N, K, grid(-8, 8, 2)), matrix(N, K, grid(-8, 8, 2))))
 
 
 # -- the checks' inputs: ([p, q] or [a, b], scenario), small to large (inputs_kept sends every one of them again) ----
@@ -295,6 +288,17 @@ def logits_random_cases(rng):
 
 
 # -- checks: kl ------------------------------------------------------------------------------------
+def cases_check(name, fn, cases):
+    """A check that judges fn on each (args, scenario) of `cases`, in order: a list, or a function of ctx that makes it (from ctx.rng)."""
+
+    @check(name, uses=(fn,))
+    def judged(sub, ctx):
+        for args, scenario in cases(ctx) if callable(cases) else cases:
+            rows_match(sub, fn, args, scenario)
+
+    return judged
+
+
 @check("kl: random probability rows (float64)", uses=("kl",))
 def kl_random(sub, ctx):
     with shrink_on_failure(sub, small_distributions, lambda case: rows_match(sub, "kl", list(case), "small rows", reduce_rows=False)):
@@ -302,22 +306,9 @@ def kl_random(sub, ctx):
             rows_match(sub, "kl", args, scenario)
 
 
-@check("kl: one value per row; a 1-D input gives a scalar", uses=("kl",))
-def kl_shapes(sub, ctx):
-    for args, scenario in KL_1D + kl_shape_cases(ctx.rng(2)):
-        rows_match(sub, "kl", args, scenario)
-
-
-@check("kl: 0 where p = 0 (0 log 0 = 0)", uses=("kl",))
-def kl_zero_p(sub, ctx):
-    for args, scenario in KL_ZERO_P:
-        rows_match(sub, "kl", args, scenario)
-
-
-@check("kl: inf where q = 0 < p", uses=("kl",))
-def kl_inf(sub, ctx):
-    for args, scenario in KL_INF:
-        rows_match(sub, "kl", args, scenario)
+kl_shapes = cases_check("kl: one value per row; a 1-D input gives a scalar", "kl", lambda ctx: KL_1D + kl_shape_cases(ctx.rng(2)))
+kl_zero_p = cases_check("kl: 0 where p = 0 (0 log 0 = 0)", "kl", KL_ZERO_P)
+kl_inf = cases_check("kl: inf where q = 0 < p", "kl", KL_INF)
 
 
 @check("kl: 0 for p = q, and never negative", uses=("kl",))
@@ -333,10 +324,7 @@ def kl_nonnegative(sub, ctx):
              failing_input=Call("kl", p[i:i + 1], q[i:i + 1]))
 
 
-@check("kl: KL(p || q), not KL(q || p)", uses=("kl",))
-def kl_asymmetric(sub, ctx):
-    for args, scenario in KL_ASYMMETRIC:
-        rows_match(sub, "kl", args, scenario)
+kl_asymmetric = cases_check("kl: KL(p || q), not KL(q || p)", "kl", KL_ASYMMETRIC)
 
 
 @check("kl: float32 inputs; float64 keeps float64 precision", uses=("kl",))
@@ -345,8 +333,7 @@ def kl_dtypes(sub, ctx):
     rows_match(sub, "kl", *KL_FLOAT32)
     rows_match(sub, "kl", [random_rows(rng, 30, 10, "float32"), random_rows(rng, 30, 10, "float32")], "float32, 30 rows of 10")
     p, q = random_rows(rng, 20, 6), random_rows(rng, 20, 6)
-    got = sub.call("kl", p, q)
-    assert_keeps_precision(got, p.dtype, what="kl's result", scenario="float64, 20 rows of 6")
+    assert_keeps_precision(sub.call("kl", p, q), p.dtype, what="kl's result", scenario="float64, 20 rows of 6")
 
 
 # -- checks: kl_from_logits ------------------------------------------------------------------------
@@ -357,16 +344,8 @@ def logits_random(sub, ctx):
             rows_match(sub, "kl_from_logits", args, scenario)
 
 
-@check("kl_from_logits: finite and right at logits of 1e4", uses=("kl_from_logits",))
-def logits_large(sub, ctx):
-    for args, scenario in LOGITS_LARGE:
-        rows_match(sub, "kl_from_logits", args, scenario)
-
-
-@check("kl_from_logits: KL(softmax(a) || softmax(b)), not the reverse", uses=("kl_from_logits",))
-def logits_asymmetric(sub, ctx):
-    for args, scenario in LOGITS_ASYMMETRIC:
-        rows_match(sub, "kl_from_logits", args, scenario)
+logits_large = cases_check("kl_from_logits: finite and right at logits of 1e4", "kl_from_logits", LOGITS_LARGE)
+logits_asymmetric = cases_check("kl_from_logits: KL(softmax(a) || softmax(b)), not the reverse", "kl_from_logits", LOGITS_ASYMMETRIC)
 
 
 @check("kl_from_logits: float32 logits; float64 keeps float64 precision", uses=("kl_from_logits",))

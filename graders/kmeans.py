@@ -43,12 +43,9 @@ RNG_HINT = "draw every random number from np.random.default_rng(seed) (rng.integ
 # ---------------------------------------------------------------------------------------------
 # Inputs
 # ---------------------------------------------------------------------------------------------
-def normal_code(seed, N, D):
-    return f"rng = np.random.default_rng({seed})\nX = rng.standard_normal(({N}, {D}))"
-
-
-def uniform_code(seed, N, D):
-    return f"rng = np.random.default_rng({seed})\nX = rng.random(({N}, {D}))"
+def random_code(seed, N, D, draw="standard_normal"):
+    """The lines that make X (N, D) from np.random.default_rng(seed): N(0, 1), or another draw ("random": uniform on [0, 1))."""
+    return f"rng = np.random.default_rng({seed})\nX = rng.{draw}(({N}, {D}))"
 
 
 BLOBS_CODE = ("rng = np.random.default_rng(7)\ncorners = np.array([[-10.0, -10.0], [-10.0, 10.0], [10.0, -10.0], [10.0, 10.0]])\n"
@@ -124,7 +121,7 @@ def over_seeds(module, X, k, seeds, code=None):
 
 
 def _memory_repro(interface, seed, N, D, k, iters):
-    return Call.code(f"import tracemalloc\n{normal_code(seed, N, D)}\ntracemalloc.start(); {kmeans_code(k, iters, 0)}\n"
+    return Call.code(f"import tracemalloc\n{random_code(seed, N, D)}\ntracemalloc.start(); {kmeans_code(k, iters, 0)}\n"
                      f"peak = tracemalloc.get_traced_memory()[1]; tracemalloc.stop()\npeak / 2**30  # GiB at the call's peak: at most {MEMORY_BUDGET / 2**30:g}")
 
 
@@ -241,10 +238,10 @@ def judged_call(sub, X, k, iters, seed, code=None, what="", empty_clusters=False
 # ---------------------------------------------------------------------------------------------
 NEAREST_LISTED = [(np.array([[0.0], [1.0], [2.0], [6.0], [7.0], [9.0]]), 2, 2, 0),
                   (np.array([[0.0, 0.0], [0.5, 0.0], [3.0, 1.0], [3.5, 0.5], [1.5, 4.0], [2.0, 3.5], [1.0, 1.0]]), 3, 2, 1)]
-NEAREST_CODES = [(normal_code(seed + 10, N, D), k, iters, seed)
+NEAREST_CODES = [(random_code(seed + 10, N, D), k, iters, seed)
                  for seed, (N, D, k, iters) in enumerate([(40, 2, 4, 2), (200, 3, 5, 2), (200, 3, 5, 1), (500, 8, 10, 3), (300, 2, 1, 2), (30, 2, 30, 3)])]
-DETERMINISM_CODES = [(uniform_code(3, 12, 2), 3, 1), (uniform_code(4, 300, 2), 6, 3)]
-INERTIA_CODES = [(uniform_code(5, 400, 2), 8), (normal_code(6, 300, 5), 6)]
+DETERMINISM_CODES = [(random_code(3, 12, 2, "random"), 3, 1), (random_code(4, 300, 2, "random"), 6, 3)]
+INERTIA_CODES = [(random_code(5, 400, 2, "random"), 8), (random_code(6, 300, 5), 6)]
 FEW_DISTINCT_CODE = "rng = np.random.default_rng(8)\nX = rng.standard_normal((3, 4))[rng.integers(0, 3, 100)]  # 100 rows, 3 distinct"
 
 
@@ -390,6 +387,6 @@ def memory(sub, ctx):
         fail(f"{scenario}: the call allocated {peak / 2**30:.2f} GiB at its peak, over {MEMORY_BUDGET / 2**30:g} GiB; X itself is {N * D * 8 / 2**20:.0f} MiB,"
              f" {too_big}.", peak_bytes=int(peak))
     X = np.random.default_rng(9).standard_normal((N, D))
-    with on_input(Call.code(f"{normal_code(9, N, D)}\n{nearest_expression(k, iters, 0, large=True)}")):
+    with on_input(Call.code(f"{random_code(9, N, D)}\n{nearest_expression(k, iters, 0, large=True)}")):
         C, labels = as_result(got, X, k, scenario)
         assert_nearest(X, C, labels, scenario)
