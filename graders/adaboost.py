@@ -27,8 +27,12 @@ def prefix_lengths(T):
     return sorted({t for t in (1, 2, T // 2, T) if 1 <= t <= T})
 
 
+def shown(code, rounds, expr):
+    return Call.code(f"{code}\nstumps, alphas = fit(X, y, {rounds})\n{expr}")
+
+
 def _boost_repro(interface, code, rounds):
-    return Call.code(f"{code}\nstumps, alphas = fit(X, y, {rounds})\nmargins(X, y, stumps, alphas)")
+    return shown(code, rounds, "margins(X, y, stumps, alphas)")
 
 
 @scenario(repro=_boost_repro)
@@ -95,10 +99,6 @@ CASES = [  # (what, code, rounds), small first
 
 
 # -- the judge's side: what the returned alphas and single-stump margins imply -----------------------------
-def shown(code, rounds, expr):
-    return Call.code(f"{code}\nstumps, alphas = fit(X, y, {rounds})\n{expr}")
-
-
 class Boosted:
     """One fit, read back from the scenario: alphas, y h_t(x) per stump, and what AdaBoost implies from them."""
 
@@ -200,10 +200,6 @@ def alpha_for(err):
         return float(0.5 * np.log((1 - err) / err))
 
 
-def close(a, b, rtol=ALPHA_RTOL, atol=ALPHA_ATOL):
-    return bool(abs(a - b) <= atol + rtol * abs(b))
-
-
 def single_hint(value, alpha):
     """What a wrong single-stump margin shows: +-1 per row (normalised by alpha), or 0 where h is a 0/1 class."""
     magnitude = np.abs(value[np.isfinite(value)])
@@ -219,8 +215,7 @@ def single_hint(value, alpha):
 # -- checks -----------------------------------------------------------------------------------------
 @check("fit returns 1 to rounds stumps with one finite, positive alpha each")
 def stumps_and_alphas(sub, ctx):
-    Boosted(sub, "6 rows, 1 feature, int64 labels", SMALL, 1).require_alphas()
-    for what, code, rounds in CASES:
+    for what, code, rounds in [("6 rows, 1 feature, int64 labels", SMALL, 1), *CASES]:
         Boosted(sub, what, code, rounds).require_alphas()
 
 
@@ -273,7 +268,7 @@ def alpha_matches_error(sub, ctx):
                          " w_i *= exp(-alpha y_i h(x_i)) (renormalised), or the stump was not chosen by its weighted error under them.",
                          what=f"err_{t}", got=float(err[t]), explain=lambda t=t, fitted=fitted: fitted.alpha_hint(t))
                 want = alpha_for(err[t])
-                if not close(fitted.alphas[t], want):
+                if not np.isclose(fitted.alphas[t], want, rtol=ALPHA_RTOL, atol=ALPHA_ATOL):
                     fail(f"{expr} ({fitted.scenario}): expected 0.5 ln((1 - err) / err) = {want:.10g}, got {fitted.alphas[t]:.10g}; stump {t}"
                          f" misclassifies a weighted error err = {err[t]:.10g} under {weights} (the alpha you returned corresponds"
                          f" to err = {1 / (1 + np.exp(2 * fitted.alphas[t])):.10g}).", what=expr, expected=want, got=float(fitted.alphas[t]),

@@ -7,10 +7,12 @@ steps, (w_k - w_k+1) / lr, against central differences of the mean log-loss at t
 convergence to the optimum that Newton's method finds here.
 """
 
+from functools import partial
+
 import numpy as np
 
-from mlprep.grading import (Call, as_float, assert_close, assert_keeps_precision, assert_returns_like, assert_shape, central_differences, check, control_value,
-                            expect_sequence, explained, fail, grid, inputs_from_code, inputs_unchanged, literal, lists_of, matrix, mistake_hint, on_input,
+from mlprep.grading import (Call, array_of, as_float, assert_close, assert_keeps_precision, assert_returns_like, assert_shape, central_differences, check, control_value,
+                            expect_sequence, explained, fail, grid, inputs_from_code, inputs_unchanged, literal, matrix, mistake_hint, on_input,
                             same_values, scenario, shrink_on_failure, sized, when_raised)
 
 NO_WARNINGS = {"over": "raise", "divide": "raise", "invalid": "raise"}
@@ -26,6 +28,9 @@ STABLE_HINT = ("compute exp only of numbers <= 0: 1 / (1 + exp(-z)) where z >= 0
 RESHAPE_HINT = "flatten y first (y = y.reshape(-1)): p has shape (N,), and p - y with y of shape (N, 1) broadcasts to an (N, N) matrix"
 
 CONVERGENCE_SEED, CONVERGENCE_N, CONVERGENCE_LR = 7, 200, 1.0
+# The lines that build the convergence data: 3 features, labels drawn from a logistic model (not separable).
+CONVERGENCE_CODE = (f"rng = np.random.default_rng({CONVERGENCE_SEED})\nX = rng.standard_normal(({CONVERGENCE_N}, 3))\n"
+                    f"y = (rng.random({CONVERGENCE_N}) < 1 / (1 + np.exp(-(X @ np.array([1.5, -2.0, 0.5]) + 0.3)))).astype(float)")
 STEP_COUNTS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 
 
@@ -100,12 +105,6 @@ def consecutive_steps(module, X, y, lr, k):
     return module.train(X, y, lr, k), module.train(X, y, lr, k + 1)
 
 
-def convergence_code(seed=CONVERGENCE_SEED, n=CONVERGENCE_N):
-    """Lines that build the convergence data: 3 features, labels drawn from a logistic model (not separable)."""
-    return (f"rng = np.random.default_rng({seed})\nX = rng.standard_normal(({n}, 3))\n"
-            f"y = (rng.random({n}) < 1 / (1 + np.exp(-(X @ np.array([1.5, -2.0, 0.5]) + 0.3)))).astype(float)")
-
-
 def _step_counts_repro(interface, code, lr, counts):
     return Call.code(f"{code}\nloss = lambda w, b: np.mean(np.logaddexp(0, X @ w + b) - y * (X @ w + b))\n"
                      f"[loss(*train(X, y, {lr!r}, steps)) for steps in {list(counts)}]  # must never rise")
@@ -131,12 +130,12 @@ def judge_sigmoid(got, z, scenario, explain=None):
     if z.ndim:
         assert_returns_like(got, z, what="sigmoid's result", scenario=scenario)
     assert_shape(got, z.shape, what="sigmoid's result", scenario=scenario)
-    kind = np.asarray(got).dtype.kind
-    if kind != "f":
-        fail(f"sigmoid's result ({scenario}): expected floats, got an array of dtype {np.asarray(got).dtype.name}."
+    got_dtype = np.asarray(got).dtype
+    if got_dtype.kind != "f":
+        fail(f"sigmoid's result ({scenario}): expected floats, got an array of dtype {got_dtype.name}."
              + (" It has z's integer dtype, which cannot hold values between 0 and 1: create the result as a float array"
-                " (np.empty(z.shape, dtype=np.float64)) or let NumPy promote z (1 / (1 + np.exp(-z)) is float64)" if np.asarray(got).dtype == z.dtype else ""),
-             got_dtype=np.asarray(got).dtype.name)
+                " (np.empty(z.shape, dtype=np.float64)) or let NumPy promote z (1 / (1 + np.exp(-z)) is float64)" if got_dtype == z.dtype else ""),
+             got_dtype=got_dtype.name)
     dtype = z.dtype.name if z.dtype.kind == "f" else "float64"
     assert_keeps_precision(got, dtype, what="sigmoid's result", scenario=scenario)
     rtol, atol = SIGMOID_TOLERANCE[dtype]
@@ -159,15 +158,12 @@ def sigmoid_without_warnings(sub, z, scenario):
     none), so it fails the check, with the input that warned and what that input shows about the cause."""
     def warned(message):
         head, _, trace = message.partition("\n")
-        if "overflow" not in head:  # a divide or invalid warning: what z holds says nothing about which exp overflowed
-            why = STABLE_HINT
-        elif (z > 0).any() and not (z < 0).any():
+        why = STABLE_HINT  # a divide or invalid warning, or z of both signs: what z holds says nothing about which exp overflowed
+        if "overflow" in head and (z > 0).any() and not (z < 0).any():
             why = (f"z holds only large positive values here, so your code took exp of a large positive number (exp(1000) overflows)"
                    f" somewhere; {STABLE_HINT}")
-        elif (z < 0).any() and not (z > 0).any():
+        elif "overflow" in head and (z < 0).any() and not (z > 0).any():
             why = f"z holds only large negative values here, so exp(-z) overflowed (1 / (1 + np.exp(-z)) is the naive sigmoid); {STABLE_HINT}"
-        else:
-            why = STABLE_HINT
         return f"sigmoid ({scenario}): {head}. {why}." + (f"\nWhere it warned:\n{trace}" if trace else "")
 
     with when_raised("floating_point", fail_with=warned, what="sigmoid's warning", got=lambda warning: f"FloatingPointError: {warning}"):
@@ -183,9 +179,8 @@ def read_model(got, D, scenario, precision="float64"):
     if np.asarray(w).dtype.kind != "f":
         fail(f"w ({scenario}): expected floats, got dtype {np.asarray(w).dtype.name}")
     b_value = as_float(b, what="b", scenario=scenario)
-    if precision:
-        assert_keeps_precision(w, precision, what="w", scenario=scenario)
-        assert_keeps_precision(b, precision, what="b", scenario=scenario)
+    assert_keeps_precision(w, precision, what="w", scenario=scenario)
+    assert_keeps_precision(b, precision, what="b", scenario=scenario)
     return np.asarray(w, dtype=np.float64), b_value
 
 
@@ -215,11 +210,7 @@ def small_data(rng, N, D, y_dtype="float64"):
 def _trajectories_of(N, D):
     from hypothesis import strategies as st
 
-    return st.tuples(matrix(N, D, grid(-8, 8, 2)), lists_of(st.integers(0, 1), N).map(_labels), st.sampled_from((0.5, 1.0, 0.1)), st.integers(1, 5))
-
-
-def _labels(values):
-    return np.array(values, dtype=np.float64)
+    return st.tuples(matrix(N, D, grid(-8, 8, 2)), array_of((N,), st.integers(0, 1)), st.sampled_from((0.5, 1.0, 0.1)), st.integers(1, 5))
 
 
 def small_trajectories():
@@ -373,14 +364,11 @@ def matches_reference(sub, ctx):
             verify(case)
 
 
-def flattened_hint(sub, X, y, lr, steps, scenario):
+def flattened_hint(sub, X, y, lr, steps, scenario, head):
     """For train raising on y of shape (N, 1): the error's first line, and why, when the same call with y flattened returns."""
-    def reword(head):
-        if sub.control("train", X, y, lr, steps) is None:
-            return head
-        return f"{scenario}: {head}; the same call with y of shape ({len(y)},) returns, so {RESHAPE_HINT}."
-
-    return reword
+    if sub.control("train", X, y, lr, steps) is None:
+        return head
+    return f"{scenario}: {head}; the same call with y of shape ({len(y)},) returns, so {RESHAPE_HINT}."
 
 
 @check("y of shape (N, 1) gives the same w, of shape (D,), and float b as y of shape (N,)", uses=("train",),
@@ -390,7 +378,7 @@ def column_labels(sub, ctx):
         N, D = X.shape
         y_col = y.reshape(-1, 1)
         scenario = describe_data(X, y_col, lr, steps)
-        with when_raised(reword=flattened_hint(sub, X, y, lr, steps, scenario)):
+        with when_raised(reword=partial(flattened_hint, sub, X, y, lr, steps, scenario)):
             got = sub.call("train", X, y_col, lr, steps)
         w = expect_sequence(got, 2, what="train's result (w, b)", scenario=scenario)[0]
         shape = np.shape(w) if isinstance(w, np.ndarray) else None
@@ -411,7 +399,7 @@ def input_dtypes(sub, ctx):
 
 @check("converges: the log-loss never rises with more steps and reaches the optimum", uses=("train",))
 def converges(sub, ctx):
-    code = convergence_code()
+    code = CONVERGENCE_CODE
     X, y = inputs_from_code(code, "X", "y")
     scenario = f"the data of `{code.splitlines()[1]}` with labels from a logistic model (seed {CONVERGENCE_SEED}), lr={CONVERGENCE_LR!r}"
     runs = expect_sequence(sub.run(train_for_step_counts, code, CONVERGENCE_LR, STEP_COUNTS), len(STEP_COUNTS), what="the runs",
@@ -442,6 +430,6 @@ def train_inputs_unchanged(sub, ctx):
     # Then every input the other checks send.
     runs += [*first_step_cases(ctx.rng(2)), *((X, y, lr, k + 1) for X, y, lr, k in later_step_cases(ctx.rng(3))), *reference_cases(ctx.rng(4)),
              *((X, y.reshape(-1, 1), lr, steps) for X, y, lr, steps in column_cases(ctx.rng(5))), *dtype_cases(ctx.rng(6)),
-             (*inputs_from_code(convergence_code(), "X", "y"), CONVERGENCE_LR, STEP_COUNTS[-1])]
+             (*inputs_from_code(CONVERGENCE_CODE, "X", "y"), CONVERGENCE_LR, STEP_COUNTS[-1])]
     for X, y, lr, steps in runs:
         inputs_unchanged(sub, "train", X, y, lr, steps, scenario=describe_data(X, y, lr, steps))

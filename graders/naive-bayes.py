@@ -11,7 +11,7 @@ from functools import partial
 import numpy as np
 
 from mlprep.grading import (Call, Snapshot, assert_close, assert_keeps_precision, assert_shape, check, explained, fail, fail_if_changed, inputs_from_code, lists_of,
-                            literal, log_softmax, logsumexp, matrix, mistake_hint, scenario, shrink_on_failure, sized)
+                            literal, log_softmax, logsumexp, matrix, mistake_hint, plural, scenario, shrink_on_failure, sized)
 
 LOG_PROBA = "predict_log_proba"
 UNDERFLOW_HINT = ("The same model passed on short documents just before; the probabilities of a 5,000-token document are around"
@@ -46,13 +46,6 @@ def make_model(module, alpha, how):
     return module.MultinomialNB(alpha) if how == "positional" else module.MultinomialNB(alpha=alpha)
 
 
-def _fit_and_call(module, X, y, X_test, alpha, how, method):
-    model = make_model(module, alpha, how)
-    model.fit(X, np.asarray(y))
-    result = getattr(model, method)(X if X_test is None else X_test)
-    return plain_labels(result) if method == "predict" else result
-
-
 def _fit_repro(interface, X, y, X_test, alpha, how, method):
     test = "X" if X_test is None else "X_test"
     lines = [f"X = {literal(X)}", f"y = np.array({literal(y)})" if isinstance(y, list) else f"y = {literal(y)}"]
@@ -63,7 +56,10 @@ def _fit_repro(interface, X, y, X_test, alpha, how, method):
 @scenario(repro=_fit_repro)
 def fit_and_call(module, X, y, X_test, alpha, how, method):
     """Scenario: construct (alpha default, positional or keyword), fit on (X, y), then `method` on X_test (None: X)."""
-    return _fit_and_call(module, X, y, X_test, alpha, how, method)
+    model = make_model(module, alpha, how)
+    model.fit(X, np.asarray(y))
+    result = getattr(model, method)(X if X_test is None else X_test)
+    return plain_labels(result) if method == "predict" else result
 
 
 def _built_repro(interface, code, alpha, how, method):
@@ -74,7 +70,7 @@ def _built_repro(interface, code, alpha, how, method):
 def fit_and_call_built(module, code, alpha, how, method):
     """Scenario: as fit_and_call, on X, y, X_test built here by `code` (large inputs read as the code that makes them)."""
     X, y, X_test = build(code)
-    return _fit_and_call(module, X, y, X_test, alpha, how, method)
+    return fit_and_call(module, X, y, X_test, alpha, how, method)
 
 
 @scenario(repro=lambda interface, X, y: Call.code(f"X = {literal(X)}\ny = {literal(y)}\nmodel = MultinomialNB()\n"
@@ -85,10 +81,14 @@ def fit_returns(module, X, y):
     return {"is_self": returned is model, "returned": type(returned).__name__}
 
 
+# How the inputs-unchanged scenarios read, after the lines that define X, y and X_test.
+USE_THEN_COMPARE = ("before = X.copy(), y.copy(), X_test.copy()\nmodel = MultinomialNB()\nmodel.fit(X, y)\n"
+                    "model.predict(X_test)\nmodel.predict_log_proba(X_test)\n"
+                    "[np.array_equal(a, b) for a, b in zip((X, y, X_test), before)]  # all True: the inputs are unchanged")
+
+
 @scenario(repro=lambda interface, X, y, X_test: Call.code(
-    f"X = {literal(X)}\ny = np.array({literal(y)})\nX_test = {literal(X_test)}\nbefore = X.copy(), y.copy(), X_test.copy()\n"
-    "model = MultinomialNB()\nmodel.fit(X, y)\nmodel.predict(X_test)\nmodel.predict_log_proba(X_test)\n"
-    "[np.array_equal(a, b) for a, b in zip((X, y, X_test), before)]  # all True: the inputs are unchanged"))
+    f"X = {literal(X)}\ny = np.array({literal(y)})\nX_test = {literal(X_test)}\n{USE_THEN_COMPARE}"))
 def inputs_after_use(module, X, y, X_test):
     """Scenario: fit, predict and predict_log_proba, then which of the inputs they changed."""
     y = np.asarray(y)
@@ -100,9 +100,7 @@ def inputs_after_use(module, X, y, X_test):
     return before.changed()
 
 
-@scenario(repro=lambda interface, code: Call.code(f"{code}\nbefore = X.copy(), y.copy(), X_test.copy()\nmodel = MultinomialNB()\nmodel.fit(X, y)\n"
-                                                  "model.predict(X_test)\nmodel.predict_log_proba(X_test)\n"
-                                                  "[np.array_equal(a, b) for a, b in zip((X, y, X_test), before)]  # all True: the inputs are unchanged"))
+@scenario(repro=lambda interface, code: Call.code(f"{code}\n{USE_THEN_COMPARE}"))
 def inputs_after_use_built(module, code):
     """Scenario: as inputs_after_use, on X, y, X_test built here by `code`."""
     return inputs_after_use(module, *build(code))
@@ -180,8 +178,7 @@ def likely_cause(got, want, X, y, X_test, alpha):
 def describe_input(X, y, X_test, alpha, how):
     X, y = np.asarray(X), np.asarray(y)
     kind = "string" if y.dtype.kind in "US" else y.dtype.name
-    rows = 0 if X_test is None else np.shape(X_test)[0]
-    test = "" if X_test is None else f", {rows} test row{'s' * (rows != 1)}"
+    test = "" if X_test is None else f", {plural(np.shape(X_test)[0], 'test row')}"
     return f"{X.dtype.name} counts X of shape {X.shape}, {kind} labels {np.unique(y).tolist()}{test}, {constructor_code(alpha, how)}"
 
 

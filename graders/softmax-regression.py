@@ -12,8 +12,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from mlprep.grading import (Call, GraderDefect, all_finite, as_float, assert_close, assert_finite, assert_keeps_precision, assert_shape, central_differences,
-                            check, expect_sequence, explained, fail, grid, inputs_from_code, inputs_unchanged, lists_of, log_softmax, logsumexp, matrix,
+from mlprep.grading import (Call, GraderDefect, all_finite, array_of, as_float, assert_close, assert_finite, assert_keeps_precision, assert_shape, central_differences,
+                            check, expect_sequence, explained, fail, grid, inputs_from_code, inputs_unchanged, log_softmax, logsumexp, matrix,
                             mistake_hint, scenario, shifted_logits_hint, shrink_on_failure, sized)
 
 FD_STEP = 1e-5
@@ -95,48 +95,48 @@ def shifted_control(sub, logits, y, part):
 
 
 # -- judging softmax_ce ----------------------------------------------------------------------------
-def describe(logits, y):
+def describe(logits):
     return f"float64 logits of shape {logits.shape}, max |logit| {np.abs(logits).max():g}"
 
 
 def softmax_ce_result(sub, logits, y):
-    """The learner's (loss as a float, grad, raw loss) for this input, shapes and dtypes checked."""
-    scenario = describe(logits, y)
+    """The learner's (loss as a float, grad) for this input, shapes and dtypes checked."""
+    scenario = describe(logits)
     got = sub.call("softmax_ce", logits, y)
     loss, grad = expect_sequence(got, 2, what="softmax_ce's result (loss, grad)", scenario=scenario)
     value = as_float(loss, what="the loss", scenario=scenario)
     assert_keeps_precision(loss, "float64", what="the loss", scenario=scenario)
     assert_shape(grad, logits.shape, what="grad", scenario=scenario)
     assert_keeps_precision(grad, "float64", what="grad", scenario=scenario)
-    return value, np.asarray(grad, dtype=np.float64), loss
+    return value, np.asarray(grad, dtype=np.float64)
 
 
 def judge_loss(sub, value, logits, y):
     want, _ = torch_loss_and_grad(logits, y)
     with explained(lambda: mistake_hint(value, loss_mistakes(logits, y), want=want, rtol=1e-9, atol=1e-10) if math.isfinite(value) else
                    shifted_control(sub, logits, y, 0)):
-        assert_close(value, want, what="the loss", scenario=describe(logits, y) + ", against F.cross_entropy", dtype="float64")
+        assert_close(value, want, what="the loss", scenario=describe(logits) + ", against F.cross_entropy", dtype="float64")
 
 
 def judge_grad(sub, grad, logits, y, want, against, **tolerance):
     with explained(lambda: mistake_hint(grad, grad_mistakes(logits, y), want=want, rtol=1e-6, atol=1e-9) if np.isfinite(grad).all() else
                    shifted_control(sub, logits, y, 1)):
-        assert_close(grad, want, what="grad", scenario=f"{describe(logits, y)}, against {against}", dtype="float64", **tolerance)
+        assert_close(grad, want, what="grad", scenario=f"{describe(logits)}, against {against}", dtype="float64", **tolerance)
 
 
 def verify_loss(sub, case):
     logits, y = case
-    value, _, _ = softmax_ce_result(sub, logits, y)
+    value, _ = softmax_ce_result(sub, logits, y)
     judge_loss(sub, value, logits, y)
 
 
 def verify_gradient(sub, case):
     logits, y = case
-    _, grad, _ = softmax_ce_result(sub, logits, y)
+    _, grad = softmax_ce_result(sub, logits, y)
     want = central_differences(lambda z: mean_ce(z, y), logits, h=FD_STEP)
     _, exact = torch_loss_and_grad(logits, y)
     if not np.allclose(exact, want, rtol=FD_RTOL, atol=FD_ATOL):
-        raise GraderDefect(f"central differences disagree with torch autograd ({describe(logits, y)})")
+        raise GraderDefect(f"central differences disagree with torch autograd ({describe(logits)})")
     judge_grad(sub, grad, logits, y, want, f"central differences (h = {FD_STEP:g})", rtol=FD_RTOL, atol=FD_ATOL)
 
 
@@ -145,14 +145,10 @@ def random_logits(rng, n, k, scale=3.0):
     return np.round(scale * rng.standard_normal((n, k)), 2), rng.integers(0, k, n)
 
 
-def _labels(values):
-    return np.array(values, dtype=np.int64)
-
-
 def _cases_of(n, k):
     from hypothesis import strategies as st
 
-    return st.tuples(matrix(n, k, grid(-8, 8, 2)), lists_of(st.integers(0, k - 1), n).map(_labels))
+    return st.tuples(matrix(n, k, grid(-8, 8, 2)), array_of((n,), st.integers(0, k - 1), dtype="int64"))
 
 
 def small_cases():
@@ -167,10 +163,7 @@ def train_on_data(module, code, k, lr, epochs):
     return module.train(X, y, k, lr, epochs)
 
 
-def random_data_code(seed, n, d, k):
-    return f"rng = np.random.default_rng({seed})\nX = rng.standard_normal(({n}, {d}))\ny = rng.integers(0, {k}, {n})"
-
-
+RANDOM_CODE = "rng = np.random.default_rng(4)\nX = rng.standard_normal((30, 4))\ny = rng.integers(0, 4, 30)"
 BLOBS_CODE = ("rng = np.random.default_rng(7)\ncentres = np.array([[4.0, 0.0], [-2.0, 3.5], [-2.0, -3.5]])\n"
               "y = np.repeat([0, 1, 2], 30)\nX = centres[y] + 0.5 * rng.standard_normal((90, 2))  # three separable blobs")
 
@@ -193,7 +186,7 @@ def judge_train(got, X, y, k, lr, epochs, scenario):
     return np.asarray(W, dtype=np.float64), np.asarray(b, dtype=np.float64)
 
 
-def train_scenario(X, y, k, lr, epochs, what=""):
+def train_scenario(X, k, lr, epochs, what=""):
     return f"{what or f'X {X.shape}'}, k = {k}, lr = {lr:g}, epochs = {epochs}"
 
 
@@ -222,7 +215,7 @@ def gradient_cases(rng):
 @check("softmax_ce: loss and grad on a hand-built batch", uses=("softmax_ce",))
 def hand_built(sub, ctx):
     logits, y = HAND_BUILT
-    value, grad, _ = softmax_ce_result(sub, logits, y)
+    value, grad = softmax_ce_result(sub, logits, y)
     judge_loss(sub, value, logits, y)
     judge_grad(sub, grad, logits, y, torch_loss_and_grad(logits, y)[1], "torch autograd of F.cross_entropy")
 
@@ -244,10 +237,10 @@ def gradient_check(sub, ctx):
 @check("softmax_ce: confident mistakes at logits up to 1e4 (finite, exact loss and grad)", uses=("softmax_ce",))
 def large_logits(sub, ctx):
     for logits, y in LARGE_LOGITS:
-        value, grad, _ = softmax_ce_result(sub, logits, y)
+        value, grad = softmax_ce_result(sub, logits, y)
         judge_loss(sub, value, logits, y)
         with explained(lambda: shifted_control(sub, logits, y, 1)):  # noqa: B023 - the loop ends on a failure
-            assert_finite(grad, what="grad", scenario=describe(logits, y))
+            assert_finite(grad, what="grad", scenario=describe(logits))
         judge_grad(sub, grad, logits, y, torch_loss_and_grad(logits, y)[1], "torch autograd of F.cross_entropy")
 
 
@@ -256,7 +249,7 @@ def softmax_ce_inputs(sub, ctx):
     # Every input the other checks send, the large logits included: a shift written into the caller's logits only
     # where they are large changes nothing at ordinary ones.
     for logits, y in [random_logits(ctx.rng(3), 4, 3), HAND_BUILT, *loss_cases(ctx.rng(1)), *gradient_cases(ctx.rng(2)), *LARGE_LOGITS]:
-        inputs_unchanged(sub, "softmax_ce", logits, y, scenario=describe(logits, y))
+        inputs_unchanged(sub, "softmax_ce", logits, y, scenario=describe(logits))
 
 
 @check("train: the first epochs are exact gradient-descent steps", uses=("train",))
@@ -264,11 +257,10 @@ def train_exact(sub, ctx):
     X, y = TRAIN_X, TRAIN_Y
     for epochs in (0, 1, 2, 5):
         got = sub.call("train", X, y, 3, 0.5, epochs)
-        judge_train(got, X, y, 3, 0.5, epochs, train_scenario(X, y, 3, 0.5, epochs))
-    code = random_data_code(4, 30, 4, 4)
-    X, y = inputs_from_code(code, "X", "y")
-    got = sub.run(train_on_data, code, 4, 0.3, 50)
-    judge_train(got, X, y, 4, 0.3, 50, train_scenario(X, y, 4, 0.3, 50, "random X (30, 4)"))
+        judge_train(got, X, y, 3, 0.5, epochs, train_scenario(X, 3, 0.5, epochs))
+    X, y = inputs_from_code(RANDOM_CODE, "X", "y")
+    got = sub.run(train_on_data, RANDOM_CODE, 4, 0.3, 50)
+    judge_train(got, X, y, 4, 0.3, 50, train_scenario(X, 4, 0.3, 50, "random X (30, 4)"))
 
 
 @check("train: W has k columns even when a class is absent from y", uses=("train",),
@@ -277,7 +269,7 @@ def absent_class(sub, ctx):
     X = ABSENT_X
     for y, k in ABSENT_CASES:
         got = sub.call("train", X, y, k, 0.5, 3)
-        judge_train(got, X, y, k, 0.5, 3, train_scenario(X, y, k, 0.5, 3, f"X (5, 2), labels {sorted(set(y.tolist()))} only"))
+        judge_train(got, X, y, k, 0.5, 3, train_scenario(X, k, 0.5, 3, f"X (5, 2), labels {sorted(set(y.tolist()))} only"))
 
 
 @check("train fits separable data (every training point classified right)", uses=("train",))
@@ -302,6 +294,6 @@ def fits_separable(sub, ctx):
 @check("train: inputs are left unchanged", uses=("train",))
 def train_inputs(sub, ctx):
     runs = [(TRAIN_X, TRAIN_Y, 3, 0.5, 2), *((ABSENT_X, labels, k, 0.5, 3) for labels, k in ABSENT_CASES),
-            (*inputs_from_code(random_data_code(4, 30, 4, 4), "X", "y"), 4, 0.3, 50), (*inputs_from_code(BLOBS_CODE, "X", "y"), 3, 0.5, 100)]
+            (*inputs_from_code(RANDOM_CODE, "X", "y"), 4, 0.3, 50), (*inputs_from_code(BLOBS_CODE, "X", "y"), 3, 0.5, 100)]
     for X, y, k, lr, epochs in runs:
-        inputs_unchanged(sub, "train", X, y, k, lr, epochs, scenario=train_scenario(X, y, k, lr, epochs))
+        inputs_unchanged(sub, "train", X, y, k, lr, epochs, scenario=train_scenario(X, k, lr, epochs))
