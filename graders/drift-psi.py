@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from mlprep.grading import as_float, assert_keeps_precision, check, fail, grid, inputs_unchanged, mistake_hint, shrink_on_failure, sized, tolerance_for
+from mlprep.grading import as_float, assert_keeps_precision, check, check_each, fail, grid, inputs_unchanged, mistake_hint, shrink_on_failure, sized, tolerance_for
 
 FLOOR = 1e-4
 METHODS = ("linear", "inverted_cdf", "averaged_inverted_cdf", "closest_observation", "interpolated_inverted_cdf", "hazen", "weibull",
@@ -239,17 +239,8 @@ def dtype_cases(ctx):
 
 
 # -- checks -----------------------------------------------------------------------------------------
-def judged_cases(name, cases, edge=""):
-    """A check that judges psi on every case of `cases(ctx)`, in order."""
-    @check(name, edge=edge)
-    def judge_each(sub, ctx):
-        for case in cases(ctx):
-            judge(sub, *case)
-    return judge_each
-
-
-identical = judged_cases("identical samples give 0", identical_cases)
-hand_built = judged_cases("hand-built shares: PSI = sum((p_prod - p_train) * ln(p_prod / p_train))", hand_built_cases)
+identical = check_each("identical samples give 0", identical_cases, judge)
+hand_built = check_each("hand-built shares: PSI = sum((p_prod - p_train) * ln(p_prod / p_train))", hand_built_cases, judge)
 
 
 @check("same distribution, large samples: PSI < 0.01")
@@ -270,11 +261,11 @@ def cents_vs_dollars(sub, ctx):
             fail(f"psi(train, prod, bins) ({describe(train, prod, 10)}; {what}): expected a PSI far above 1, got {value:.4g}")
 
 
-empty_bins_floor = judged_cases(
-    "empty bins give a finite PSI: each share is max(count / n, 1e-4)", empty_bins_cases,
+empty_bins_floor = check_each(
+    "empty bins give a finite PSI: each share is max(count / n, 1e-4)", empty_bins_cases, judge,
     edge="Shares: this prompt settles the floor as `share = max(count / n, 1e-4)` for each bin of each sample, with n that sample's length,"
          " and no renormalisation afterwards.")
-open_outer_bins = judged_cases("outer bins are open-ended: production values beyond the training range count", open_bins_cases)
+open_outer_bins = check_each("outer bins are open-ended: production values beyond the training range count", open_bins_cases, judge)
 
 
 @check("random samples: skewed and shifted, 3 to 20 bins")
@@ -292,7 +283,7 @@ def bin_counts(sub, ctx):
         judge(sub, train, prod, bins)
 
 
-dtypes = judged_cases("float32 and integer samples; float64 samples give a float64 result", dtype_cases)
+dtypes = check_each("float32 and integer samples; float64 samples give a float64 result", dtype_cases, judge)
 
 
 @check("inputs unchanged")

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from mlprep.grading import (Call, as_float, assert_keeps_precision, assert_returns_like, check, control_value, fail, grid, inputs_unchanged,
+from mlprep.grading import (Call, as_float, assert_keeps_precision, assert_returns_like, check, check_each, control_value, fail, grid, inputs_unchanged,
                             matching_mistakes, matrix, same_values, shrink_on_failure, sized, tolerance_for)
 
 MISTAKE_RTOL = 1e-6  # a wrong value "is" a known mistake's value when it is this close to it (and the right one is not)
@@ -290,13 +290,7 @@ def logits_random_cases(rng):
 # -- checks: kl ------------------------------------------------------------------------------------
 def cases_check(name, fn, cases):
     """A check that judges fn on each (args, scenario) of `cases`, in order: a list, or a function of ctx that makes it (from ctx.rng)."""
-
-    @check(name, uses=(fn,))
-    def judged(sub, ctx):
-        for args, scenario in cases(ctx) if callable(cases) else cases:
-            rows_match(sub, fn, args, scenario)
-
-    return judged
+    return check_each(name, cases, lambda sub, args, scenario: rows_match(sub, fn, args, scenario), uses=(fn,))
 
 
 @check("kl: random probability rows (float64)", uses=("kl",))

@@ -8,7 +8,7 @@ from functools import partial
 
 import numpy as np
 
-from mlprep.grading import (Call, GraderDefect, Snapshot, assert_close, assert_keeps_precision, attribute_copy, check, control_value, explained,
+from mlprep.grading import (Call, GraderDefect, Snapshot, assert_close, assert_keeps_precision, attribute_copy, check, check_each, control_value, explained,
                             fail, fail_if_changed, inputs_from_code, mistake_hint, on_input, outcome, scenario, tolerance_for)
 
 STD_RTOL = 1e-6  # streaming std vs two-pass std, relative (the contract)
@@ -256,16 +256,12 @@ ZERO_VAR_EDGE = ('In a column whose `var_` is 0 the result is 0, without a divis
                  ' that case under `np.errstate(divide="raise", invalid="raise")`).')
 
 
-def judged_scripts(name, scripts, edge=""):
-    """A check that runs and judges every script of `scripts`, (data code, steps, options of run_script), in order."""
-    @check(name, edge=edge)
-    def run_each(sub, ctx):
-        for code, steps, opts in scripts:
-            run_script(sub, code, steps, **opts)
-    return run_each
+def run_case(sub, code, steps, opts):
+    """One script of a check's table, (data code, steps, options of run_script), run and judged."""
+    run_script(sub, code, steps, **opts)
 
 
-fit_statistics = judged_scripts("fit: mean_ and var_ are the population mean and variance (ddof = 0)", FIT)
+fit_statistics = check_each("fit: mean_ and var_ are the population mean and variance (ddof = 0)", FIT, run_case)
 
 
 @check("fit and partial_fit return the Standardizer itself", edge="Both return self.")
@@ -277,18 +273,18 @@ def returns_self(sub, ctx):
                  f" Standardizer().{method}(X).transform(X) works (as in scikit-learn)")
 
 
-transform_training = judged_scripts("transform standardizes with mean_ and var_", TRANSFORM)
-training_statistics_only = judged_scripts("transform of new data uses the training statistics", NEW_DATA)
-zero_variance = judged_scripts("zero-variance columns transform to 0", ZERO_VAR, edge=ZERO_VAR_EDGE)
-zero_variance_no_warning = judged_scripts("zero-variance columns raise no floating-point warning", [
+transform_training = check_each("transform standardizes with mean_ and var_", TRANSFORM, run_case)
+training_statistics_only = check_each("transform of new data uses the training statistics", NEW_DATA, run_case)
+zero_variance = check_each("zero-variance columns transform to 0", ZERO_VAR, run_case, edge=ZERO_VAR_EDGE)
+zero_variance_no_warning = check_each("zero-variance columns raise no floating-point warning", [
     (code, steps, {**opts, "what": opts["what"] + ', under np.errstate(divide="raise", invalid="raise")',
                    "errstate": {"divide": "raise", "invalid": "raise"}})
-    for code, steps, opts in ZERO_VAR], edge=ZERO_VAR_EDGE)
-partial_fit_accumulates = judged_scripts("partial_fit accumulates: after each batch, the statistics of every row so far", ACCUMULATES)
-partial_fit_after_fit = judged_scripts("partial_fit after fit adds to fit's rows", AFTER_FIT)
-fit_resets = judged_scripts("fit starts afresh, also after partial_fit", RESETS)
-streaming_cancellation = judged_scripts("streaming on data with mean 1e9 and unit spread (no cancellation)", CANCELLATION)
-input_dtypes = judged_scripts("float32 and integer inputs", DTYPES)
+    for code, steps, opts in ZERO_VAR], run_case, edge=ZERO_VAR_EDGE)
+partial_fit_accumulates = check_each("partial_fit accumulates: after each batch, the statistics of every row so far", ACCUMULATES, run_case)
+partial_fit_after_fit = check_each("partial_fit after fit adds to fit's rows", AFTER_FIT, run_case)
+fit_resets = check_each("fit starts afresh, also after partial_fit", RESETS, run_case)
+streaming_cancellation = check_each("streaming on data with mean 1e9 and unit spread (no cancellation)", CANCELLATION, run_case)
+input_dtypes = check_each("float32 and integer inputs", DTYPES, run_case)
 
 
 @scenario(repro=lambda interface, data_code, steps: Call.code(script_code(data_code, steps, "s.mean_, s.var_")))

@@ -8,7 +8,8 @@ are all accepted. A wrong gain or a split that is not the best names the known m
 
 import numpy as np
 
-from mlprep.grading import as_float, assert_close, check, expect_sequence, explained, fail, inputs_unchanged, lists_of, matching_mistakes, shrink_on_failure, sized
+from mlprep.grading import (as_float, assert_close, check, check_each, expect_sequence, explained, fail, inputs_unchanged, lists_of, matching_mistakes, shrink_on_failure,
+                            sized)
 
 NAN = float("nan")
 RTOL = ATOL = 1e-7  # float64's tolerance, for every gain
@@ -263,29 +264,20 @@ RANDOM = [(*logistic_case(seed, n, rate), lam, gamma, "") for seed, n, rate, lam
 
 
 # -- checks -----------------------------------------------------------------------------------------
-def judged_cases(name, cases, edge=""):
-    """A check that judges best_split on every case of `cases`, in order."""
-    @check(name, edge=edge)
-    def judge_each(sub, ctx):
-        for args in cases:
-            judge_split(sub, *args)
-    return judge_each
-
-
-hand_built = judged_cases("hand-built: the best of every threshold and both default directions", HAND_BUILT)
-missing_direction = judged_cases("missing rows that carry the label go to the matching side (left and right)", MISSING_DIRECTION)
-missing_alone = judged_cases("present values all on one side, missing rows alone on the other", MISSING_ALONE)
-no_missing = judged_cases("no missing values: any default direction is accepted", NO_MISSING)
-no_split = judged_cases(
-    "no split exists: every row missing, or one distinct value and no missing row -> (None, False, -inf)", NO_SPLIT,
+hand_built = check_each("hand-built: the best of every threshold and both default directions", HAND_BUILT, judge_split)
+missing_direction = check_each("missing rows that carry the label go to the matching side (left and right)", MISSING_DIRECTION, judge_split)
+missing_alone = check_each("present values all on one side, missing rows alone on the other", MISSING_ALONE, judge_split)
+no_missing = check_each("no missing values: any default direction is accepted", NO_MISSING, judge_split)
+no_split = check_each(
+    "no split exists: every row missing, or one distinct value and no missing row -> (None, False, -inf)", NO_SPLIT, judge_split,
     edge="No split exists when no partition leaves rows on both sides: every row missing, or no missing row and one distinct value (n = 1 included)."
          " ... With no split, return exactly `(None, False, -inf)`.")
-gain_formula = judged_cases("the gain formula: lam in every term, 0.5 * [...] - gamma", GAIN_FORMULA)
-negative_gain = judged_cases(
-    "the best split is returned when its gain is negative (large gamma)", NEGATIVE_GAIN,
+gain_formula = check_each("the gain formula: lam in every term, 0.5 * [...] - gamma", GAIN_FORMULA, judge_split)
+negative_gain = check_each(
+    "the best split is returned when its gain is negative (large gamma)", NEGATIVE_GAIN, judge_split,
     edge="The best split is returned whatever the sign of its gain, negative included (gamma larger than any improvement): whether to split at all"
          " is the caller's decision.")
-tied_values = judged_cases("rows with equal x go to the same side", TIED)
+tied_values = check_each("rows with equal x go to the same side", TIED, judge_split)
 
 
 @check("random logistic gradients with ties and missing values equal brute force")

@@ -675,3 +675,15 @@ def test_a_memory_growth_measures_the_reference_once_per_judge_process_and_the_l
     (tmp_path / "reference.py").write_text("# changed\n")  # another reference file: measured again
     judge(lambda n: 10_000)
     assert [who for who, _ in runs].count("reference") == 3
+
+
+def test_a_check_that_is_one_table_judges_every_case_in_order_with_checks_options() -> None:
+    from mlprep.grading import check_each
+
+    judged = []
+    listed = check_each("adds", [(1, 2), (3, 4)], lambda sub, a, b: judged.append((sub, a + b)), edge="Integers add exactly.")
+    made = check_each("adds drawn cases", lambda ctx: [(ctx, 10)], lambda sub, a, b: judged.append((sub, a + b)), uses=("add",))
+    listed.__mlprep_check__.fn("sub", "ctx")
+    made.__mlprep_check__.fn("sub", 5)
+    assert judged == [("sub", 3), ("sub", 7), ("sub", 15)]
+    assert (listed.__mlprep_check__.name, listed.__mlprep_check__.edge, made.__mlprep_check__.uses) == ("adds", "Integers add exactly.", ("add",))

@@ -12,7 +12,7 @@ result it judged (the submission's last, unless `on_input` names another) as Pyt
 paste (_calls): try cases from small to large; `shrink_on_failure` shrinks random ones.
 
 The parts (this face re-exports what graders use):
-    checks      @check, @scenario, fail / CheckFailed, GraderDefect, on_input, explained; Series
+    checks      @check (check_each: a check that is one table), @scenario, fail / CheckFailed, GraderDefect, on_input, explained; Series
     handles     Submission (`sub`) and Context (`ctx`); when_raised
     values      reading what came back: expect_sequence, as_float, as_bool, as_int, expect_record
     compare     assert_close and the other assertions, tolerance_for
@@ -37,8 +37,8 @@ from mlprep.grading._wire import Opaque, origin_device
 from mlprep.grading import attention as attention  # the attention family's shared parts (causal-mask, gqa-attention, linear-attention, lora)
 from mlprep.grading.budgets import Growth, PeakMemory, growth_check, measure_peak_memory, time_ratio
 from mlprep.grading.cases import array_of, grid, lists_of, matrix, sized
-from mlprep.grading.checks import (MAX_SERIES_POINTS, CheckFailed, CheckSpec, GraderDefect, Series, check, explained, fail, on_input, reported_message,
-                                   scenario, series_on_failure)
+from mlprep.grading.checks import (MAX_SERIES_POINTS, CheckFailed, CheckSpec, GraderDefect, Series, check, check_each, explained, fail, on_input,
+                                   reported_message, scenario, series_on_failure)
 from mlprep.grading.crashes import (IN_FOLDER as IN_FOLDER, crash_points as crash_points, folder_files as folder_files, half_written as half_written,
                                     in_child as in_child, restore_folder as restore_folder, scratch_folder as scratch_folder)
 from mlprep.grading.compare import (assert_close, assert_dtype, assert_equal, assert_finite, assert_keeps_precision, assert_returns_like, assert_shape,
@@ -59,7 +59,7 @@ from mlprep.grading.probes import InPlace as InPlace  # an input sorted or shuff
 from mlprep.text import plural
 
 __all__ = [
-    "check", "scenario", "CheckFailed", "CheckSpec", "fail", "reported_message", "explained", "Opaque", "Submission", "Context", "Interface", "Call",
+    "check", "check_each", "scenario", "CheckFailed", "CheckSpec", "fail", "reported_message", "explained", "Opaque", "Submission", "Context", "Interface", "Call",
     "literal", "on_input", "when_raised", "shrink_on_failure", "grid", "lists_of", "matrix", "array_of", "sized", "assert_close", "assert_equal",
     "assert_finite", "assert_shape", "assert_dtype", "assert_returns_like", "assert_keeps_precision", "tolerance_for", "expect_sequence", "as_float",
     "as_bool", "as_int", "expect_record", "describe_value", "dtype_name", "inputs_unchanged", "Snapshot", "fail_if_changed", "outcome", "raised_by",

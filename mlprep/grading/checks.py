@@ -39,6 +39,20 @@ def check(name: str, *, devices: Sequence[str] | None = None, uses: Sequence[str
     return mark
 
 
+def check_each(name: str, cases: Sequence | Callable, judge: Callable, **options: Any) -> Callable:
+    """A check that is one table: `judge(sub, *case)` for every case of `cases` (a sequence, or a function of
+    ctx that makes one, from ctx.rng say), in order. `options` are @check's (devices, uses, edge).
+
+        identical = check_each("identical samples give 0", IDENTICAL, judge_psi)"""
+
+    @check(name, **options)
+    def judge_each(sub: Any, ctx: Any) -> None:
+        for case in cases(ctx) if callable(cases) else cases:
+            judge(sub, *case)
+
+    return judge_each
+
+
 def scenario(*, repro: Callable[..., Call | str]) -> Callable:
     """Mark a grader's scenario function with how its input reads as learner code:
     `repro(interface, *args, **kwargs)` returns a Call (or code text) for the same arguments as the
