@@ -5,7 +5,6 @@ from a fresh stub in the practice loop, each rescheduled by how it went."""
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -49,13 +48,16 @@ def due_reviews(store: Store, bank: Bank, now: datetime) -> list[DueItem]:
     return due_now(review_schedule(store, bank), now)
 
 
-@dataclass
 class ReviewOutcome:
-    """A review session: what was scheduled and due, and how each item reviewed was rescheduled."""
-    scheduled: list[DueItem]  # everything in the schedule
-    due: list[DueItem]  # what was due (within --ahead), before --limit
-    rescheduled: list[tuple[str, bool, ReviewState]] = field(default_factory=list)  # (item, recalled, its new state)
-    ended_by: str = ""  # how the practice loop ended, if it ran
+    """A review session: what was scheduled and due, and how each item reviewed was rescheduled. A plain
+    class: `mlprep progress` imports this module, and the dataclass machinery costs a quick command more
+    than this class's four fields are worth."""
+
+    def __init__(self, scheduled: list[DueItem], due: list[DueItem]) -> None:
+        self.scheduled = scheduled  # everything in the schedule
+        self.due = due  # what was due (within --ahead), before --limit
+        self.rescheduled: list[tuple[str, bool, ReviewState]] = []  # (item, recalled, its new state)
+        self.ended_by = ""  # how the practice loop ended, if it ran
 
 
 def run_review(store: Store, bank: Bank, clock: Clock, console: Console, *, limit: int, ahead_days: float = 0.0, list_only: bool = False,
