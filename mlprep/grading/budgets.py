@@ -178,7 +178,8 @@ def growth_check(sub: Submission, ctx: Context, scenario: Callable, small_args: 
 
     # The reference's peak memory does not depend on the machine's load, so it is measured once per judge process
     # (a batch, the self-check) for each reference, scenario and sizes; its time is measured in every run.
-    kept_peaks = _REFERENCE_PEAKS.get(ctx.reference_key(scenario, small_args, large_args)) if measure == "memory" else None
+    peaks_key = ctx.reference_key(scenario, small_args, large_args) if measure == "memory" else None
+    kept_peaks = _REFERENCE_PEAKS.get(peaks_key) if peaks_key is not None else None
 
     def run_reference(i: int) -> None:
         if kept_peaks is not None:
@@ -236,8 +237,8 @@ def growth_check(sub: Submission, ctx: Context, scenario: Callable, small_args: 
         return Growth(measure, (n_small, n_large), (best("learner", 0), best("learner", 1)), (best("reference", 0), best("reference", 1)))
 
     found = measure_round()
-    if measure == "memory" and kept_peaks is None and costs[("reference", 1)]:
-        _REFERENCE_PEAKS[ctx.reference_key(scenario, small_args, large_args)] = (costs[("reference", 0)], costs[("reference", 1)])
+    if peaks_key is not None and kept_peaks is None and costs[("reference", 1)]:
+        _REFERENCE_PEAKS[peaks_key] = (list(costs[("reference", 0)]), list(costs[("reference", 1)]))  # copies: a second round adds to costs
     if max_growth * found.reference_growth < found.learner_growth < 2 * max_growth * found.reference_growth:
         found = measure_round()  # failing, but not by far: measured once more (both sides, the best of all runs counts) before the verdict
     if found.learner_growth > max_growth * found.reference_growth:
