@@ -5,18 +5,32 @@
 
 What a timing verdict must survive (issue 23): a correct solution, and every reference, still passes
 with 4 busy processes per core running alongside. Exit status: the command's.
+
+Each busy process starts a session of its own, as a neighbour does (another terminal, a build, a browser):
+Linux's scheduler (with autogroup, the default on desktop kernels) shares the CPU between sessions first,
+and mlprep's fork server runs in a session of its own, so busy processes in the command's session would
+compete with the judge and barely touch the sandboxes.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import multiprocessing
 import os
+import signal
 import subprocess
 import sys
 
+PR_SET_PDEATHSIG = 1
+
 
 def spin() -> None:
+    os.setsid()
+    try:  # killed with this script even when it is killed outright (a session of its own gets no Ctrl-C)
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
     x = 0
     while True:  # pure Python: it holds a core the whole time, as a busy neighbour does
         x = (x * 1103515245 + 12345) % 2**31

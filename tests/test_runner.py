@@ -271,28 +271,34 @@ def test_processes_left_running_fail_the_check_and_are_killed(add_exercise, tmp_
 
 
 
+def one_exercise_bank(tmp_path, name, functions, reference, grader, timeout_s=30, memory_mb=256):
+    """A bank of one code exercise `name`, its reference's and grader's sources given; returns (bank folder, exercise)."""
+    bank = tmp_path / "bank"
+    for folder in (f"exercises/{name}", f"solutions/{name}", "graders"):
+        (bank / folder).mkdir(parents=True)
+    (bank / f"exercises/{name}/exercise.toml").write_text(
+        f'format_version = 1\ntitle = "{name.title()}"\nkind = "code"\ntopic = "testing"\ndifficulty = "easy"\nfunctions = {list(functions)!r}\n'
+        f'timeout_s = {timeout_s}\nmemory_mb = {memory_mb}\nhints = ["a", "b", "c"]\n')
+    (bank / f"exercises/{name}/prompt.md").write_text(f"# {name.title()}\n")
+    (bank / f"exercises/{name}/stub.py").write_text("".join(f"def {fn}(*args):\n    raise NotImplementedError\n\n\n" for fn in functions))
+    (bank / f"solutions/{name}/reference.py").write_text(reference)
+    (bank / f"graders/{name}.py").write_text(grader)
+    return bank, load_bank(bank).get(name)
+
+
 def test_a_floating_point_warning_fails_a_check_that_runs_under_errstate(tmp_path):
     """`sub.errstate(...)` runs the learner's call under np.errstate in the sandbox: the naive sigmoid's
     overflow warning fails that check (naming the setting, the input shown inside the same with-block),
     while the check that allows warnings passes the same code."""
-    bank = tmp_path / "bank"
-    for folder in ("exercises/sig", "solutions/sig", "graders"):
-        (bank / folder).mkdir(parents=True)
-    (bank / "exercises/sig/exercise.toml").write_text(
-        'format_version = 1\ntitle = "Sig"\nkind = "code"\ntopic = "testing"\ndifficulty = "easy"\nfunctions = ["sigmoid"]\n'
-        'timeout_s = 30\nmemory_mb = 256\nhints = ["a", "b", "c"]\n')
-    (bank / "exercises/sig/prompt.md").write_text("# Sig\n")
-    (bank / "exercises/sig/stub.py").write_text("def sigmoid(z):\n    raise NotImplementedError\n")
-    (bank / "solutions/sig/reference.py").write_text(
-        "import numpy as np\n\ndef sigmoid(z):\n    e = np.exp(-np.abs(z))\n    return np.where(z >= 0, 1 / (1 + e), e / (1 + e))\n")
-    (bank / "graders/sig.py").write_text(
+    bank, exercise = one_exercise_bank(
+        tmp_path, "sig", ["sigmoid"],
+        "import numpy as np\n\ndef sigmoid(z):\n    e = np.exp(-np.abs(z))\n    return np.where(z >= 0, 1 / (1 + e), e / (1 + e))\n",
         "import numpy as np\nfrom mlprep.grading import assert_close, check\n\n"
         "@check('warnings allowed')\ndef loose(sub, ctx):\n    z = np.array([-1000.0, 0.0])\n"
         "    assert_close(sub.call('sigmoid', z), ctx.reference.sigmoid(z), what='sigmoid(z)')\n\n"
         "@check('no floating-point warning')\ndef strict(sub, ctx):\n    z = np.array([-1000.0, 0.0])\n"
         "    with sub.errstate(over='raise', divide='raise'):\n"
         "        assert_close(sub.call('sigmoid', z), ctx.reference.sigmoid(z), what='sigmoid(z)')\n")
-    exercise = load_bank(bank).get("sig")
     naive = tmp_path / "naive.py"
     naive.write_text("import numpy as np\n\ndef sigmoid(z):\n    return 1 / (1 + np.exp(-z))\n")
     result = grade_file(exercise, naive)
@@ -350,18 +356,8 @@ def test_a_growth_check_tells_a_quadratic_cost_from_a_linear_one(tmp_path):
     """growth_check against the reference's growth in the same run: time (a sort against a comparison of every
     pair, 100x the values) and peak memory measured outside Python's allocator (n x 1000 against n x n float64
     tables, 4x the rows). No absolute timing is asserted: only the verdicts, which a busy machine does not move."""
-    bank = tmp_path / "bank"
-    for folder in ("exercises/grow", "solutions/grow", "graders"):
-        (bank / folder).mkdir(parents=True)
-    (bank / "exercises/grow/exercise.toml").write_text(
-        'format_version = 1\ntitle = "Grow"\nkind = "code"\ntopic = "testing"\ndifficulty = "easy"\nfunctions = ["rank", "table"]\n'
-        'timeout_s = 30\nmemory_mb = 512\nhints = ["a", "b", "c"]\n')
-    (bank / "exercises/grow/prompt.md").write_text("# Grow\n")
-    (bank / "exercises/grow/stub.py").write_text("def rank(x):\n    raise NotImplementedError\n\n\ndef table(n):\n    raise NotImplementedError\n")
     linear = "import numpy as np\n\ndef rank(x):\n    return np.argsort(np.argsort(x))\n\ndef table(n):\n    return np.ones((n, 1000))\n"
-    (bank / "solutions/grow/reference.py").write_text(linear)
-    (bank / "graders/grow.py").write_text(GROWTH_GRADER)
-    exercise = load_bank(bank).get("grow")
+    bank, exercise = one_exercise_bank(tmp_path, "grow", ["rank", "table"], linear, GROWTH_GRADER, memory_mb=512)
     quadratic = tmp_path / "quadratic.py"
     quadratic.write_text("import numpy as np\n\ndef rank(x):\n    return np.array([(x < v).sum() for v in x])\n\n"
                          "def table(n):\n    return np.ones((n, n))\n")
@@ -379,6 +375,65 @@ def test_a_growth_check_tells_a_quadratic_cost_from_a_linear_one(tmp_path):
     assert "table(n): your code's peak memory grew" in memory.message and "a quadratic one about 16x" in memory.message
     # The peak resident set sees NumPy's tables exactly: 128 MB / 8 MB against 32 MB / 8 MB.
     assert 14 < memory.details["learner_growth"] < 18 and 3.5 < memory.details["reference_growth"] < 4.5
+
+
+COST_GRADER = '''
+import os
+import time
+
+from mlprep.grading import check, fail
+from mlprep.grading._runner import SubmissionTimeout
+
+
+def sleep_here(module, seconds):
+    time.sleep(seconds)
+
+
+def work_in_a_child(module, seconds):
+    pid = os.fork()
+    if pid == 0:
+        start = time.process_time()
+        while time.process_time() - start < seconds:
+            pass
+        os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def spin(module):
+    while True:
+        pass
+
+
+@check("costs", uses=("f",))
+def costs(sub, ctx):
+    measured = {}
+    for name, scenario in (("sleep", sleep_here), ("child", work_in_a_child)):
+        sub._run(scenario, (0.3,), {}, timed=True)
+        measured[name] = [sub.last_elapsed_s, sub.last_cost_s]
+    measured["cpu"] = sub.times_cpu()
+    try:
+        sub._run(spin, (), {}, timed=True, cpu_cutoff_s=0.2)
+    except SubmissionTimeout as stopped:
+        measured["spin"] = [stopped.details, sub.remaining_s()]
+    fail("measured", measured=measured)
+'''
+
+
+def test_a_timed_run_costs_its_processs_cpu_time_and_work_in_a_child_process_costs_wall_time(tmp_path):
+    """A busy machine moves wall time, and moves a long run's more than a short one's, so timed runs cost the CPU
+    seconds of the learner's process, read by the judge from its CPU clock: a sleep costs next to nothing, and a
+    run past its CPU-time cut-off is stopped there, long before the check's time limit. Work moved into a child
+    process (0.3 s of CPU time here, waited for) would escape that clock, so such a run costs its wall time instead."""
+    bank, exercise = one_exercise_bank(tmp_path, "costs", ["f"], "def f():\n    return 1\n", COST_GRADER, timeout_s=60, memory_mb=512)
+    result = grade_file(exercise, bank / "solutions/costs/reference.py", timeout_s=60)
+    measured = result.checks[-1].details["measured"]
+    assert measured["cpu"] is True, "this Linux lets the judge read a sandbox's CPU clock"
+    elapsed, cost = measured["sleep"]
+    assert elapsed >= 0.3 and cost < 0.1, measured
+    elapsed, cost = measured["child"]
+    assert elapsed >= 0.3 and cost == elapsed, measured
+    details, remaining_s = measured["spin"]
+    assert details == {"cpu_limit_reached": True} and remaining_s > 0, measured
 
 
 def test_an_edge_check_quotes_the_prompt_and_the_grade_says_the_algorithm_is_right(tmp_path):

@@ -19,7 +19,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import mlprep.grading._wire as _wire
 from mlprep.grading._forkserver import ForkServerError, children_of, descendants_of, fork_server
@@ -27,6 +27,7 @@ from mlprep.grading._forkserver import ForkServerError, children_of, descendants
 OUTPUT_KEEP_BYTES = 16 * 1024  # what we keep of the learner's prints, to show them
 OUTPUT_FLOOD_BYTES = 1 * 2**20  # more than this in one check is a flood and fails the check
 BOOT_TIMEOUT_S = 60.0  # mlprep's own start of a sandbox (forking, loading the grader if the server could not)
+CPU_POLL_S = 0.01  # how often a run with a CPU-time limit has its process's CPU clock read
 
 
 class SubmissionProblem(Exception):
@@ -95,6 +96,23 @@ class SandboxConfig:
     hidden: tuple[str, ...] = ()  # folders out of the sandbox's sight: the banks' references and graders, mlprep's data folder
 
 
+class CpuReading(NamedTuple):
+    """The CPU time of the process that runs the learner's code, read by the judge from outside it: `cpu_s` from
+    its CPU clock (every thread's, ended ones too, to the nanosecond), `reaped_ticks` the CPU time of the child
+    processes it has waited for (clock ticks, /proc/PID/stat), `has_children` whether it has any now (zombies too)."""
+    cpu_s: float
+    reaped_ticks: int
+    has_children: bool
+
+
+def cpu_seconds_between(before: CpuReading | None, after: CpuReading | None) -> float | None:
+    """The CPU seconds a run took, or None where its clock does not account for all of its work: no reading, or a
+    child process there before, after, or in between (work done in a child would escape the clock)."""
+    if before is None or after is None or before.has_children or after.has_children or after.reaped_ticks != before.reaped_ticks:
+        return None
+    return after.cpu_s - before.cpu_s
+
+
 class Sandbox:
     def __init__(self, config: SandboxConfig):
         self.config = config
@@ -106,6 +124,8 @@ class Sandbox:
         self._output_lock = threading.Lock()
         self._workdir = tempfile.TemporaryDirectory(prefix="mlprep-sandbox-")
         self.missing: list[str] = []
+        self._runner_pid: int | None = None  # the process that runs the learner's code, found on first use
+        self._cpu_limit_s: float | None = None  # while a request runs under a CPU-time limit: its process's clock reading to stop at
 
     # -- lifecycle -------------------------------------------------------------------------------
     def start(self, import_limit_s: float) -> None:
@@ -133,6 +153,7 @@ class Sandbox:
             for fd in theirs:
                 os.close(fd)
         self.exit_status = None
+        self._runner_pid = None
         self._to_child, self._from_child, self._status = to_child_w, from_child_r, status_r
         threading.Thread(target=self._drain_output, args=(output_r,), daemon=True).start()
         self._limit_s = import_limit_s
@@ -156,6 +177,31 @@ class Sandbox:
         if not self.isolated:
             return descendants_of(self.pid)
         return [pid for sandbox in children_of(self.pid) for pid in descendants_of(sandbox)]
+
+    def cpu_reading(self) -> CpuReading | None:
+        """The learner's process's CPU time now (see CpuReading), or None where Linux's /proc and CPU clocks cannot
+        tell it. CPU time, unlike wall time, does not grow with the machine's load: on a busy machine a short run is
+        scheduled at once and a long one waits its turn, so wall-time growths mislead both ways."""
+        try:
+            if self._runner_pid is None and self.pid is not None:
+                if self.isolated:  # self.pid waits for B, its only child, which runs the learner's code
+                    with open(f"/proc/{self.pid}/task/{self.pid}/children", "rb") as children:
+                        self._runner_pid = int(children.read().split()[0])
+                else:
+                    self._runner_pid = self.pid
+            pid = self._runner_pid
+            if pid is None:
+                return None
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+            has_children = False
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children", "rb") as children:
+                    has_children = has_children or bool(children.read().strip())
+            # The process's CPU clock: make_process_cpuclock(pid, CPUCLOCK_SCHED), what clock_getcpuclockid(3) gives.
+            return CpuReading(time.clock_gettime((~pid << 3) | 2), int(fields[13]) + int(fields[14]), has_children)
+        except (OSError, ValueError, IndexError, AttributeError):  # not Linux, or the process has gone
+            return None
 
     def alive(self) -> bool:
         return self.pid is not None and self._wait_status(0) is None
@@ -212,14 +258,20 @@ class Sandbox:
             return text
 
     # -- requests --------------------------------------------------------------------------------
-    def request(self, message: dict[str, Any] | bytes, timeout_s: float, during: str, limit_s: float | None = None) -> Any:
+    def request(self, message: dict[str, Any] | bytes, timeout_s: float, during: str, limit_s: float | None = None,
+                cpu_limit: tuple[CpuReading, float] | None = None) -> Any:
         """Send one request (a message, or one already encoded); `timeout_s` is what is left of the
-        check's budget `limit_s`."""
+        check's budget `limit_s`. With `cpu_limit` = (a reading taken just before, seconds), the request is also
+        stopped once the learner's process has used that much CPU time since the reading."""
         self._limit_s = limit_s if limit_s is not None else timeout_s
         deadline = time.monotonic() + timeout_s
         data = message if isinstance(message, bytes) else _wire.encode(message)
-        self._write(struct.pack("<Q", len(data)) + data, deadline, during)
-        reply = self._receive(deadline - time.monotonic(), during)
+        self._cpu_limit_s = cpu_limit[0].cpu_s + cpu_limit[1] if cpu_limit is not None else None
+        try:
+            self._write(struct.pack("<Q", len(data)) + data, deadline, during)
+            reply = self._receive(deadline - time.monotonic(), during)
+        finally:
+            self._cpu_limit_s = None
         if not reply["ok"]:
             raise SubmissionRaised(describe_error(reply["error"], self.config.memory_mb), reply["error"])
         return reply
@@ -240,8 +292,11 @@ class Sandbox:
         chunks, remaining = [], n
         while remaining:
             left = deadline - time.monotonic()
-            ready, _, _ = select.select([self._from_child], [], [], max(left, 0))
+            ready, _, _ = select.select([self._from_child], [], [], max(min(left, CPU_POLL_S) if self._cpu_limit_s is not None else left, 0))
             if not ready:
+                if self._cpu_limit_s is not None and time.monotonic() < deadline:
+                    self._stop_past_cpu_limit(during)
+                    continue
                 self._fail_timeout(during)
             chunk = os.read(self._from_child, min(remaining, 1 << 20))
             if not chunk:
@@ -271,6 +326,15 @@ class Sandbox:
         self.stop()
         raise SubmissionTimeout(f"time limit of {limit:.3g} s reached while {during}: an infinite loop, a deadlock, or far too slow",
                                 {"limit_s": round(limit, 3)})
+
+    def _stop_past_cpu_limit(self, during: str) -> None:
+        """Under a CPU-time limit: stop the request once the learner's process has used that much CPU time."""
+        reading = self.cpu_reading()
+        limit = self._cpu_limit_s
+        if reading is None or limit is None or reading.cpu_s < limit:
+            return
+        self.stop()
+        raise SubmissionTimeout(f"CPU time limit reached while {during}", {"cpu_limit_reached": True})
 
     def _fail_dead(self, during: str) -> None:
         wait_status = self._wait_status(5.0)

@@ -23,10 +23,11 @@ def time_ratio(sub: Submission, ctx: Context, scenario: Callable, *args: Any, re
                what: str = "", hint: str = "", **kwargs: Any) -> tuple[float, float, float]:
     """(learner seconds, reference seconds, ratio), best of `repeats`, measured in this same run.
 
-    Both run in sandboxes (the reference in one of its own, see Context.reference_submission) and are
-    timed from the judge around the round trip, alternately, so machine load hits both alike and the
-    learner cannot fake its time. With `max_ratio`, a learner run still going at max_ratio times the
-    reference's best time (plus a second for the round trip) is stopped and the check fails: a slow
+    Both run in sandboxes (the reference in one of its own, see Context.reference_submission), alternately, and
+    each run's cost is measured by the judge from outside the learner's process (Submission.last_cost_s: its CPU
+    seconds, or the wall seconds around the round trip where those cannot be measured), so that machine load
+    moves neither and the learner cannot fake its time. With `max_ratio`, a learner run still going at max_ratio
+    times the reference's best time (plus a second, TIMED_SLACK_S) is stopped and the check fails: a slow
     submission costs the bound, not the whole time limit."""
     from mlprep.grading._runner import SubmissionProblem, SubmissionTimeout
 
@@ -35,28 +36,38 @@ def time_ratio(sub: Submission, ctx: Context, scenario: Callable, *args: Any, re
     learner: list[float] = []
     for _ in range(repeats):
         try:
-            reference_sub._run(scenario, args, kwargs)
+            reference_sub._run(scenario, args, kwargs, timed=True)
         except SubmissionProblem as problem:
             raise GraderDefect(f"the reference failed the timed scenario {scenario.__name__}: {problem.message}") from None
-        reference.append(reference_sub.last_elapsed_s)
+        reference.append(reference_sub.last_cost_s)
         best_reference = max(min(reference), 1e-9)
-        cutoff = max_ratio * best_reference + 1.0 * ctx.load if max_ratio is not None else None
+        bound = max_ratio * best_reference + TIMED_SLACK_S if max_ratio is not None else None
+        cpu = sub.times_cpu()
         try:
-            sub._run(scenario, args, kwargs, cutoff_s=cutoff)
-        except SubmissionTimeout:
-            if cutoff is None or sub.remaining_s() <= 0:
+            # A cut-off in wall seconds, where CPU time is not measured, has its slack grown with the machine's load.
+            sub._run(scenario, args, kwargs, timed=True, cpu_cutoff_s=bound if cpu else None,
+                     cutoff_s=None if bound is None or cpu else bound + TIMED_SLACK_S * (ctx.load - 1))
+        except SubmissionTimeout as stopped:
+            if bound is None or sub.remaining_s() <= 0:
                 raise
-            fail(joined(f"{what or scenario.__name__}: stopped after {cutoff:.2f} s, more than {max_ratio:g}x the reference's"
-                       f" {best_reference:.2f} s measured in the same run.", hint), reference_s=best_reference, cutoff_s=cutoff, max_ratio=max_ratio,
+            fail(joined(f"{what or scenario.__name__}: stopped after {bound:.2f} s{_cpu_words(stopped)}, more than {max_ratio:g}x the reference's"
+                       f" {best_reference:.2f} s measured in the same run.", hint), reference_s=best_reference, cutoff_s=bound, max_ratio=max_ratio,
                  # what was compared, for the diagnosis: the seconds themselves change from run to run
                  what=what or scenario.__name__, got=f"more than {max_ratio:g}x the reference's time", first_index="")
-        learner.append(sub.last_elapsed_s)
+        learner.append(sub.last_cost_s)
     best_learner, best_reference = min(learner), max(min(reference), 1e-9)
     return best_learner, best_reference, best_learner / best_reference
 
 
+TIMED_SLACK_S = 1.0  # on top of what a bound allows a timed run, for the round trip (and x the machine's load, for wall time)
+
+
+def _cpu_words(stopped: Any) -> str:
+    """How a stopped timed run's seconds were counted (a SubmissionTimeout's details say), for its message."""
+    return " of CPU time" if stopped.details.get("cpu_limit_reached") else ""
+
+
 # Growth: how a cost grows with the input's size, against the reference's growth in the same run
-GROWTH_SLACK_S = 1.0  # on top of what the bound allows a timed run at the large size, for the round trip and a busy machine
 GROWTH_VERDICT_S = 0.5  # of the check's time kept for the verdict when a run at the large size is stopped at the check's limit
 _GROWTH_FLOOR = {"time": 1e-6, "memory": 2**20}  # costs below this count as this (no growth from nothing)
 _GROWTH_REPEATS = {"time": (7, 3), "memory": (2, 1)}  # default runs (at the small size, at the large size) per side
@@ -111,13 +122,14 @@ def growth_check(sub: Submission, ctx: Context, scenario: Callable, small_args: 
     `sizes` = (small, large), shown as `size_format` says ("{:,} rows", "T = {:,}"). Costs are the best of `repeats` =
     (runs at the small size, runs at the large size) per side, the learner's and the reference's alternately.
 
-    measure="time": each run is timed from the judge around its round trip, as time_ratio does (default
-    repeats (7, 3): a small run takes milliseconds, so the best of several is what survives a busy machine).
-    The learner's run at the large size is stopped once it takes longer than the bound allows (max_growth x
-    the reference's growth x the learner's own time at the small size, plus GROWTH_SLACK_S times the machine's
-    contention, Context.load), or than what is
-    left of the check's time limit, and the check fails: a quadratic solution costs that bound, and on a
-    busy machine still fails rather than timing out (the same verdict, for the diagnosis). So choose the sizes such that
+    measure="time": each run's cost is measured from outside the learner's process, as time_ratio does (its CPU
+    seconds, which a busy machine does not move: in wall time a short run is scheduled at once and a long one
+    waits its turn, so growths would grow with the load). Default repeats (7, 3), the sizes interleaved (small,
+    large, small, large...) so that a change of load between runs hits both sizes alike where wall time is all
+    there is. The learner's run at the large size is stopped once it costs more than the bound allows (max_growth x
+    the reference's growth x the learner's own time at the small size, plus TIMED_SLACK_S, that times the
+    machine's contention, Context.load, where it is wall time), or than what is left of the check's time limit,
+    and the check fails: a quadratic solution costs that bound, and on a busy machine still fails rather than timing out (the same verdict, for the diagnosis). So choose the sizes such that
     a quadratic solution is quick at the small one (the bound is proportional to that time), and the large
     one far enough (100x, 300x) for its growth to stand out. `calls` = (at the small size, at the large
     size) says how many calls of the learner's code one run of the scenario makes, and costs are per call:
@@ -168,7 +180,7 @@ def growth_check(sub: Submission, ctx: Context, scenario: Callable, small_args: 
 
     def measured(value: Any, who: str, i: int) -> float:
         if measure == "time":
-            return (ctx.reference_submission() if who == "reference" else sub).last_elapsed_s / calls[i]
+            return (ctx.reference_submission() if who == "reference" else sub).last_cost_s / calls[i]
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not value >= 0:
             if who == "reference":
                 raise GraderDefect(f"the memory scenario {scenario.__name__} returned {describe_value(value)}, not a number of bytes")
@@ -180,29 +192,32 @@ def growth_check(sub: Submission, ctx: Context, scenario: Callable, small_args: 
     # (a batch, the self-check) for each reference, scenario and sizes; its time is measured in every run.
     peaks_key = ctx.reference_key(scenario, small_args, large_args) if measure == "memory" else None
     kept_peaks = _REFERENCE_PEAKS.get(peaks_key) if peaks_key is not None else None
+    timing: dict[str, Any] = {"timed": True} if measure == "time" else {}  # a memory scenario measures itself
 
     def run_reference(i: int) -> None:
         if kept_peaks is not None:
             costs[("reference", i)] = list(kept_peaks[i])
             return
         try:
-            value = ctx.reference_submission()._run(scenario, (small_args, large_args)[i], {})
+            value = ctx.reference_submission()._run(scenario, (small_args, large_args)[i], {}, **timing)
         except SubmissionProblem as problem:
             raise GraderDefect(f"the reference failed the growth scenario {scenario.__name__}: {problem.message}") from None
         costs[("reference", i)].append(measured(value, "reference", i))
 
-    def run_learner(i: int, cutoff: float | None = None) -> None:
+    def run_learner(i: int, cutoff: float | None = None, cpu_cutoff: float | None = None) -> None:
         at = (small_text, large_text)[i]
         try:
-            value = sub._run(scenario, (small_args, large_args)[i], {}, cutoff_s=cutoff)
-        except SubmissionTimeout:
+            value = sub._run(scenario, (small_args, large_args)[i], {}, cutoff_s=cutoff, **timing, **({"cpu_cutoff_s": cpu_cutoff} if timing else {}))
+        except SubmissionTimeout as stopped:
             if cutoff is None or sub.remaining_s() <= 0:
                 raise
+            if stopped.details.get("cpu_limit_reached"):
+                cutoff = cpu_cutoff
             at_least = cutoff / calls[1] / max(best("learner", 0), floor)
             allowed = max_growth * growth("reference")
             why = ("" if at_least > allowed else f" (all the time this check had left, {_factor(cutoff / calls[1] / best('reference', 1))}x"
                    f" the reference's {_cost_text(best('reference', 1), measure)} there)")
-            fail(joined(f"{what}: your code's run at {large_text} was stopped after {cutoff:.2f} s{why}, when its time had grown more than"
+            fail(joined(f"{what}: your code's run at {large_text} was stopped after {cutoff:.2f} s{_cpu_words(stopped)}{why}, when its time had grown more than"
                        f" {_factor(at_least)}x its {_cost_text(best('learner', 0), measure)} at {small_text}; {reference_growth_text()}."
                        f" Allowed: {max_growth:g}x the reference's growth ({_factor(allowed)}x). {scale}", hint),
                  failing_input=failing, learner_small=best("learner", 0), reference=[best("reference", 0), best("reference", 1)],
@@ -221,17 +236,22 @@ def growth_check(sub: Submission, ctx: Context, scenario: Callable, small_args: 
         costs[("learner", i)].append(measured(value, "learner", i))
 
     def measure_round() -> Growth:
-        for _ in range(small_runs):
-            run_reference(0)
-            run_learner(0)
-        for _ in range(large_runs):
-            run_reference(1)
+        for i in _interleaved(small_runs, large_runs):
+            run_reference(i)
+            if i == 0:
+                run_learner(0)
+                continue
             bound = max_growth * growth("reference") * max(best("learner", 0), floor)
             # Stopped at the bound, or else where the check's own time limit would end it (a timeout is no verdict on the
             # growth, and a busy machine must not turn this check's failure into one).
-            slack = GROWTH_SLACK_S * ctx.load
-            cutoff = min(bound * calls[1] + slack, sub.remaining_s() - GROWTH_VERDICT_S) if measure == "time" else None
-            run_learner(1, cutoff=cutoff if cutoff is None or cutoff > 0 else None)
+            left = sub.remaining_s() - GROWTH_VERDICT_S
+            if measure != "time":
+                run_learner(1)
+            elif sub.times_cpu() and bound * calls[1] + TIMED_SLACK_S < left:
+                run_learner(1, cutoff=left, cpu_cutoff=bound * calls[1] + TIMED_SLACK_S)
+            else:  # in wall seconds: where CPU time is not measured, or where the check's time ends first
+                cutoff = min(bound * calls[1] + TIMED_SLACK_S * ctx.load, left)
+                run_learner(1, cutoff=cutoff if cutoff > 0 else None)
             if best("learner", 1) > 2 * bound:  # failing by more than any machine noise: no need to run it again
                 break
         return Growth(measure, (n_small, n_large), (best("learner", 0), best("learner", 1)), (best("reference", 0), best("reference", 1)))
@@ -248,6 +268,13 @@ def growth_check(sub: Submission, ctx: Context, scenario: Callable, small_args: 
              failing_input=failing, learner=list(found.learner), reference=list(found.reference), learner_growth=found.learner_growth,
              reference_growth=found.reference_growth, max_growth=max_growth, sizes=[n_small, n_large], **verdict)
     return found
+
+
+def _interleaved(small_runs: int, large_runs: int) -> list[int]:
+    """The order of a growth check's runs, 0 at the small size and 1 at the large: one small run first (the bound at
+    the large size needs the learner's time there), then the large size's runs spread evenly among the other small ones."""
+    spread = [((k + 0.5) / (small_runs - 1), 0) for k in range(small_runs - 1)] + [((k + 0.5) / large_runs, 1) for k in range(large_runs)]
+    return [0] + [i for _, i in sorted(spread)]
 
 
 def _scenario_call(scenario: Callable, args: Sequence[Any], device: str, interface: Interface) -> Call:

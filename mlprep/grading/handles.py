@@ -46,6 +46,9 @@ class Submission:
         self._grant_budget = grant_budget or (lambda seconds: seconds)
         self.last_mutated: list[str] = []
         self.last_elapsed_s = 0.0
+        # A timed run's cost: the CPU seconds of the learner's process (which the machine's load does not move), or the
+        # wall seconds around the round trip where those cannot be measured (on a GPU, or with child processes).
+        self.last_cost_s = 0.0
         self.last_request: Request | None = None
         self.in_flight: Request | None = None  # set while a request is running, kept if it never came back
         self._errstate: dict[str, str] = {}
@@ -70,6 +73,16 @@ class Submission:
     def run(self, scenario: Callable, *args: Any, **kwargs: Any) -> Any:
         """Run `scenario(learner_module, *args, **kwargs)` in the sandbox; scenario is a module-level function."""
         return self._run(scenario, args, kwargs)
+
+    def _cpu_reading(self) -> Any:
+        # CPU time on the CPU only: a GPU's work is not the CPU's, and waiting for it may or may not spin.
+        return self._sandbox.cpu_reading() if self.device == "cpu" else None
+
+    def times_cpu(self) -> bool:
+        """Whether a timed run now has its cost measured in CPU seconds (so that a cut-off is one in CPU seconds):
+        on the CPU, where Linux lets the judge read the process's CPU clock, while it has no child processes."""
+        reading = self._cpu_reading()
+        return reading is not None and not reading.has_children
 
     def remaining_s(self) -> float:
         return max(self._deadline - time.monotonic(), 0.0)
@@ -97,24 +110,36 @@ class Submission:
         finally:
             self.last_request, self.in_flight = last, None
 
-    def _run(self, scenario: Callable, args: Sequence[Any], kwargs: dict, cutoff_s: float | None = None) -> Any:
+    def _run(self, scenario: Callable, args: Sequence[Any], kwargs: dict, cutoff_s: float | None = None, timed: bool = False,
+             cpu_cutoff_s: float | None = None) -> Any:
         message = {"op": "run", "module": scenario.__module__, "scenario": scenario.__name__, "args": list(args), "kwargs": kwargs}
-        return self._request(message, f"running the scenario {scenario.__name__}", scenario, cutoff_s=cutoff_s)
+        return self._request(message, f"running the scenario {scenario.__name__}", scenario, cutoff_s=cutoff_s, timed=timed,
+                             cpu_cutoff_s=cpu_cutoff_s)
 
-    def _request(self, message: dict[str, Any], during: str, scenario: Callable | None, cutoff_s: float | None = None) -> Any:
+    def _request(self, message: dict[str, Any], during: str, scenario: Callable | None, cutoff_s: float | None = None, timed: bool = False,
+                 cpu_cutoff_s: float | None = None) -> Any:
+        """`cutoff_s`: wall seconds to stop the run at. `timed`: also measure the run's cost, `last_cost_s` (see
+        there); then `cpu_cutoff_s` stops it once its process has used that much CPU time (see times_cpu)."""
         message["device"] = self.device
         if self._errstate:
             message["errstate"] = dict(self._errstate)
         request = Request(message["op"], message.get("fn") or message["scenario"], scenario, encode(message), self.device)
         self.in_flight = self.last_request = request
+        before = self._cpu_reading() if timed else None
+        cpu_limit = {"cpu_limit": (before, cpu_cutoff_s)} if before is not None and not before.has_children and cpu_cutoff_s is not None else {}
         start = time.perf_counter()
         remaining = self.remaining_s()
         if cutoff_s is not None and cutoff_s < remaining:
-            reply = self._sandbox.request(request.encoded, cutoff_s, during, limit_s=cutoff_s)
+            reply = self._sandbox.request(request.encoded, cutoff_s, during, limit_s=cutoff_s, **cpu_limit)
         else:
-            reply = self._sandbox.request(request.encoded, remaining, during, limit_s=self.limit_s)
+            reply = self._sandbox.request(request.encoded, remaining, during, limit_s=self.limit_s, **cpu_limit)
         self.in_flight = None
         self.last_elapsed_s = time.perf_counter() - start
+        if timed:
+            from mlprep.grading._runner import cpu_seconds_between
+
+            cpu_s = cpu_seconds_between(before, self._sandbox.cpu_reading() if before is not None else None)
+            self.last_cost_s = self.last_elapsed_s if cpu_s is None else cpu_s
         self.last_mutated = list(reply.get("mutated") or [])
         return reply["value"]
 
