@@ -32,7 +32,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from mlprep.grading import (Call, CheckFailed, as_float, check, fail, growth_check, inputs_unchanged, literal, scenario, shrink_on_failure,
+from mlprep.grading import (Call, CheckFailed, as_float, check, fail, growth_check, inputs_unchanged, literal, out_of_memory_said, scenario, shrink_on_failure,
                             time_ratio)
 
 MAX_TIME_RATIO = 10.0
@@ -438,8 +438,6 @@ def speed(sub, ctx, fn, hint):
     """The growth first (what tells n log n from n^2), then time_ratio against the reference at 10**6 rows. The verdicts are
     recorded as what/got without the timings (which vary from run to run), so that the diagnosis compares runs by what
     failed; running out of memory on this input is the same verdict."""
-    from mlprep.grading._runner import SubmissionRaised
-
     growth(sub, ctx, fn, hint)
     # The growth passed: the cost is O(n log n), so what is left is the cost per row, not the algorithm.
     per_row = (f"Your {fn}'s time grows as the reference's does (its growth, measured first, passed), so the algorithm is right; each row costs more: a"
@@ -447,19 +445,15 @@ def speed(sub, ctx, fn, hint):
             " cumulative sums and read them at the last row of each run of tied scores.")
     what = f"speed, {fn}(y, score) on {SPEED_N:,} distinct float64 scores, 30% positive"
     verdict = {"what": what, "got": "not O(n log n)", "first_index": ""}
+    pairs = 0.3 * 0.7 * SPEED_N**2
     try:
-        learner_s, reference_s, ratio = time_ratio(sub, ctx, timed_call, fn, SPEED_SEED, SPEED_N, repeats=1, max_ratio=MAX_TIME_RATIO,
-                                                   what=what, hint=per_row)
+        with out_of_memory_said(lambda said: f"{what}: {said}. For scale: all (positive, negative) pairs of this input are {pairs:.2g} comparisons,"
+                                f" {pairs / 2**30:.0f} GiB as a bool matrix, while the scores themselves are {8 * SPEED_N / 2**20:.1f} MiB. {hint}", fails=verdict):
+            learner_s, reference_s, ratio = time_ratio(sub, ctx, timed_call, fn, SPEED_SEED, SPEED_N, repeats=1, max_ratio=MAX_TIME_RATIO,
+                                                       what=what, hint=per_row)
     except CheckFailed as failure:  # stopped at the cut-off
         failure.details.update(verdict)
         raise
-    except SubmissionRaised as problem:
-        if problem.details.get("kind") != "memory":
-            raise
-        head, _, trace = problem.message.partition("\n")
-        pairs = 0.3 * 0.7 * SPEED_N**2
-        fail(f"{what}: {head}. For scale: all (positive, negative) pairs of this input are {pairs:.2g} comparisons, {pairs / 2**30:.0f} GiB"
-             f" as a bool matrix, while the scores themselves are {8 * SPEED_N / 2**20:.1f} MiB. {hint}" + (f"\n{trace}" if trace else ""), **verdict)
     if ratio > MAX_TIME_RATIO:
         fail(f"{what}: your {fn} took {learner_s:.2f} s, {ratio:.1f}x the reference's {reference_s:.2f} s measured in the same run"
              f" (allowed: {MAX_TIME_RATIO:g}x). {per_row}", learner_s=learner_s, reference_s=reference_s, ratio=ratio, **verdict)

@@ -22,7 +22,7 @@ centroids one update earlier (a control run with iters - 1) and with argmin(-2 x
 
 import numpy as np
 
-from mlprep.grading import (Call, CheckFailed, assert_keeps_precision, check, expect_sequence, fail, inputs_from_code, inputs_unchanged, literal,
+from mlprep.grading import (Call, CheckFailed, assert_keeps_precision, check, expect_sequence, fail, inputs_from_code, inputs_unchanged, literal, out_of_memory_said,
                             on_input, peak_traced_memory, scenario)
 
 NEAREST_RTOL = 1e-9
@@ -370,19 +370,12 @@ def inputs_kept(sub, ctx):
 
 @check("memory: 200k x 32 float64, k = 64 within 1 GiB (no (N, k, D) array)")
 def memory(sub, ctx):
-    from mlprep.grading._runner import SubmissionRaised
-
     N, D, k, iters = BIG_CASE
     scenario = f"X ({N}, {D}) float64 = np.random.default_rng(9).standard_normal, k = {k}, iters = {iters}"
     too_big = (f"an (N, k, D) array of differences X[:, None] - C[None] is {N * k * D * 8 / 1e9:.2g} GB; use ||x||^2 - 2 x.c + ||c||^2, an (N, k)"
                f" matrix ({N * k * 8 / 1e6:.0f} MB)")
-    try:
+    with out_of_memory_said(lambda said: f"{scenario}: {said}; {too_big}."):
         got, peak = expect_sequence(sub.run(memory_peak, 9, N, D, k, iters), 2, what="result and peak memory", scenario=scenario)
-    except SubmissionRaised as problem:
-        if problem.details.get("kind") != "memory":
-            raise
-        head, _, trace = problem.message.partition("\n")
-        raise SubmissionRaised(f"{scenario}: {head}; {too_big}." + (f"\n{trace}" if trace else ""), problem.details) from None
     if peak > MEMORY_BUDGET:
         fail(f"{scenario}: the call allocated {peak / 2**30:.2f} GiB at its peak, over {MEMORY_BUDGET / 2**30:g} GiB; X itself is {N * D * 8 / 2**20:.0f} MiB,"
              f" {too_big}.", peak_bytes=int(peak))

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from mlprep.grading import (Call, CheckFailed, assert_close, assert_dtype, assert_returns_like, assert_shape, check, fail, grid, inputs_from_code, inputs_unchanged,
-                            lists_of, on_input, outcome, peak_traced_memory, scenario, shrink_on_failure, time_ratio)
+                            lists_of, on_input, out_of_memory_said, outcome, peak_traced_memory, scenario, shrink_on_failure, time_ratio)
 
 RTOL = 1e-5
 MAX_TIME_RATIO = 5.0
@@ -679,21 +679,11 @@ def chunked(sub, ctx):
         built_case(sub, shown, code, k, max_bytes=max_bytes, explain=budget_control)
 
 
-@contextlib.contextmanager
 def memory_error_explained(scenario, max_bytes=None):
     """A MemoryError in a big case says which case and what max_bytes allowed there (the runner's message
     already states the process's limit, memory_mb)."""
-    from mlprep.grading._runner import SubmissionRaised
-
-    try:
-        yield
-    except SubmissionRaised as problem:
-        if problem.details.get("kind") != "memory":
-            raise
-        head, _, trace = problem.message.partition("\n")
-        budget = f"max_bytes = {size_text(max_bytes)}" if max_bytes is not None else f"the default max_bytes = {size_text(64 * 2**20)}"
-        message = f"{scenario}: {head}, and this call's budget is {budget}; {MEMORY_HINT}."
-        raise SubmissionRaised(message + (f"\n{trace}" if trace else ""), problem.details) from None
+    budget = f"max_bytes = {size_text(max_bytes)}" if max_bytes is not None else f"the default max_bytes = {size_text(64 * 2**20)}"
+    return out_of_memory_said(lambda said: f"{scenario}: {said}, and this call's budget is {budget}; {MEMORY_HINT}.")
 
 
 def check_memory(sub, seed, N, M, D, dtype, k, max_bytes, note=""):

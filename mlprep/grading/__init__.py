@@ -20,7 +20,7 @@ The parts (this face re-exports what graders use):
     mistakes    known mistakes as evidence for a hint: mistake_hint, matching_mistakes, same_values
     probes      inputs_unchanged, Snapshot, what code raises (raised_by, expect_raises), invariance_probe,
                 gradcheck_float64, peak_traced_memory, control_value
-    budgets     time_ratio, growth_check, measure_peak_memory
+    budgets     time_ratio, growth_check, measure_peak_memory, out_of_memory_said (running out of memory in the check's words)
     experiments rates over simulated runs in binomial bands (expect_rate); Student's t, chi-square, normal
     shrinking   shrink_on_failure, with the small cases of `cases` (grid, matrix, array_of, sized)
     crashes     a process killed at every step of a save (crash_points, in_child, half_written)
@@ -35,7 +35,7 @@ the sandbox's internals (_runner, _forkserver and _server, _sandbox, _isolation,
 from mlprep.grading._calls import Call, literal
 from mlprep.grading._wire import Opaque, origin_device
 from mlprep.grading import attention as attention  # the attention family's shared parts (causal-mask, gqa-attention, linear-attention, lora)
-from mlprep.grading.budgets import Growth, PeakMemory, growth_check, measure_peak_memory, time_ratio
+from mlprep.grading.budgets import Growth, PeakMemory, growth_check, measure_peak_memory, out_of_memory_said, time_ratio
 from mlprep.grading.cases import array_of, grid, lists_of, matrix, sized
 from mlprep.grading.checks import (MAX_SERIES_POINTS, CheckFailed, CheckSpec, GraderDefect, Series, check, check_each, explained, fail, on_input,
                                    reported_message, scenario, series_on_failure)
@@ -60,11 +60,11 @@ from mlprep.text import plural
 
 __all__ = [
     "check", "check_each", "scenario", "CheckFailed", "CheckSpec", "fail", "reported_message", "explained", "Opaque", "Submission", "Context", "Interface", "Call",
-    "literal", "on_input", "when_raised", "shrink_on_failure", "grid", "lists_of", "matrix", "array_of", "sized", "assert_close", "assert_equal",
-    "assert_finite", "assert_shape", "assert_dtype", "assert_returns_like", "assert_keeps_precision", "tolerance_for", "expect_sequence", "as_float",
-    "as_bool", "as_int", "expect_record", "describe_value", "dtype_name", "inputs_unchanged", "Snapshot", "fail_if_changed", "outcome", "raised_by",
-    "expect_raises", "control_value", "invariance_probe", "gradcheck_float64", "value_and_grad", "peak_traced_memory", "time_ratio", "growth_check",
-    "Growth", "measure_peak_memory", "PeakMemory", "origin_device", "GraderDefect", "logsumexp", "log_softmax", "central_differences", "inputs_from_code",
-    "mistake_hint", "matching_mistakes", "same_values", "Series", "series_on_failure", "MAX_SERIES_POINTS", "request_as_call", "plural",
-    "binomial_band", "expect_rate", "student_t_sf", "student_t_quantile", "chi_square_sf", "chi_square_quantile", "normal_sf", "normal_quantile",
+    "literal", "on_input", "when_raised", "shrink_on_failure", "grid", "lists_of", "matrix", "array_of", "sized", "assert_close", "assert_equal", "assert_finite",
+    "assert_shape", "assert_dtype", "assert_returns_like", "assert_keeps_precision", "tolerance_for", "expect_sequence", "as_float", "as_bool", "as_int",
+    "expect_record", "describe_value", "dtype_name", "inputs_unchanged", "Snapshot", "fail_if_changed", "outcome", "raised_by", "expect_raises", "control_value",
+    "invariance_probe", "gradcheck_float64", "value_and_grad", "peak_traced_memory", "time_ratio", "growth_check", "Growth", "measure_peak_memory", "PeakMemory",
+    "out_of_memory_said", "origin_device", "GraderDefect", "logsumexp", "log_softmax", "central_differences", "inputs_from_code", "mistake_hint",
+    "matching_mistakes", "same_values", "Series", "series_on_failure", "MAX_SERIES_POINTS", "request_as_call", "plural", "binomial_band", "expect_rate",
+    "student_t_sf", "student_t_quantile", "chi_square_sf", "chi_square_quantile", "normal_sf", "normal_quantile",
 ]

@@ -129,10 +129,11 @@ def growth_check(sub: Submission, ctx: Context, scenario: Callable, small_args: 
     there is. The learner's run at the large size is stopped once it costs more than the bound allows (max_growth x
     the reference's growth x the learner's own time at the small size, plus TIMED_SLACK_S, that times the
     machine's contention, Context.load, where it is wall time), or than what is left of the check's time limit,
-    and the check fails: a quadratic solution costs that bound, and on a busy machine still fails rather than timing out (the same verdict, for the diagnosis). So choose the sizes such that
-    a quadratic solution is quick at the small one (the bound is proportional to that time), and the large
-    one far enough (100x, 300x) for its growth to stand out. `calls` = (at the small size, at the large
-    size) says how many calls of the learner's code one run of the scenario makes, and costs are per call:
+    and the check fails: a quadratic solution costs that bound, and on a busy machine still fails rather than
+    timing out (the same verdict, for the diagnosis). So choose the sizes such that a quadratic solution is
+    quick at the small one (the bound is proportional to that time), and the large one far enough (100x,
+    300x) for its growth to stand out. `calls` = (at the small size, at the large size) says how many calls of
+    the learner's code one run of the scenario makes, and costs are per call:
     several calls a run at the small size (on fresh inputs) keep the round trip, about half a millisecond,
     from swamping it; otherwise the reference's small time is mostly round trip, its growth looks smaller
     than it is, and a correct solution that is slow per element looks as if it grew faster.
@@ -148,7 +149,7 @@ def growth_check(sub: Submission, ctx: Context, scenario: Callable, small_args: 
     compared (`what`) and the verdict (`got`), not the measured numbers, which change from run to run, so
     that the diagnosis compares runs by what failed. Its failing input is the scenario at the large size,
     unless `failing_input` names another (code that measures both sizes, say)."""
-    from mlprep.grading._runner import SubmissionProblem, SubmissionRaised, SubmissionTimeout
+    from mlprep.grading._runner import SubmissionProblem, SubmissionTimeout
 
     if measure not in _GROWTH_REPEATS:
         raise GraderDefect(f"growth_check measures 'time' or 'memory', not {measure!r}")
@@ -206,8 +207,17 @@ def growth_check(sub: Submission, ctx: Context, scenario: Callable, small_args: 
 
     def run_learner(i: int, cutoff: float | None = None, cpu_cutoff: float | None = None) -> None:
         at = (small_text, large_text)[i]
+        def out_of_memory(said: str) -> str:
+            before = ""
+            if i:
+                needed = best("learner", 0)
+                before = f"; at {small_text} it needed {_cost_text(needed, measure)}" + (
+                    f", which grown {ratio * ratio:,.0f}x (quadratically) would be {_cost_text(needed * ratio * ratio, measure)}" if measure == "memory" else "")
+            return joined(f"{what}: at {at} {said}{before}; {reference_growth_text()}. {scale}", hint)
+
         try:
-            value = sub._run(scenario, (small_args, large_args)[i], {}, cutoff_s=cutoff, **timing, **({"cpu_cutoff_s": cpu_cutoff} if timing else {}))
+            with out_of_memory_said(out_of_memory, fails=dict(failing_input=failing, max_growth=max_growth, sizes=[n_small, n_large], **verdict)):
+                value = sub._run(scenario, (small_args, large_args)[i], {}, cutoff_s=cutoff, **timing, **({"cpu_cutoff_s": cpu_cutoff} if timing else {}))
         except SubmissionTimeout as stopped:
             if cutoff is None or sub.remaining_s() <= 0:
                 raise
@@ -222,17 +232,6 @@ def growth_check(sub: Submission, ctx: Context, scenario: Callable, small_args: 
                        f" Allowed: {max_growth:g}x the reference's growth ({_factor(allowed)}x). {scale}", hint),
                  failing_input=failing, learner_small=best("learner", 0), reference=[best("reference", 0), best("reference", 1)],
                  cutoff_s=cutoff, max_growth=max_growth, sizes=[n_small, n_large], **verdict)
-        except SubmissionRaised as problem:
-            if problem.details.get("kind") != "memory":
-                raise
-            head, _, trace = problem.message.partition("\n")
-            before = ""
-            if i:
-                needed = best("learner", 0)
-                before = f"; at {small_text} it needed {_cost_text(needed, measure)}" + (
-                    f", which grown {ratio * ratio:,.0f}x (quadratically) would be {_cost_text(needed * ratio * ratio, measure)}" if measure == "memory" else "")
-            fail(joined(f"{what}: at {at} {head}{before}; {reference_growth_text()}. {scale}", hint)
-                 + (f"\n{trace}" if trace else ""), failing_input=failing, max_growth=max_growth, sizes=[n_small, n_large], **verdict)
         costs[("learner", i)].append(measured(value, "learner", i))
 
     def measure_round() -> Growth:
@@ -268,6 +267,27 @@ def growth_check(sub: Submission, ctx: Context, scenario: Callable, small_args: 
              failing_input=failing, learner=list(found.learner), reference=list(found.reference), learner_growth=found.learner_growth,
              reference_growth=found.reference_growth, max_growth=max_growth, sizes=[n_small, n_large], **verdict)
     return found
+
+
+@contextlib.contextmanager
+def out_of_memory_said(words: Callable[[str], str], fails: dict[str, Any] | None = None) -> Iterator[None]:
+    """The learner's code running out of memory inside the block, said in the check's words: `words(said)` gets
+    the runner's sentence ("your code ran out of memory (MemoryError): it tried to allocate more than the 512 MiB
+    ...") and returns the message, to which the learner's traceback is added. With `fails` (the details of a
+    budget's failed verdict, failing_input among them), running out of memory fails the check as going over
+    the budget does; without, it stays the error it was (its details kept)."""
+    from mlprep.grading._runner import SubmissionRaised
+
+    try:
+        yield
+    except SubmissionRaised as problem:
+        if problem.details.get("kind") != "memory":
+            raise
+        said, _, trace = problem.message.partition("\n")
+        message = words(said) + (f"\n{trace}" if trace else "")
+        if fails is not None:
+            fail(message, **fails)
+        raise SubmissionRaised(message, problem.details) from None
 
 
 def _interleaved(small_runs: int, large_runs: int) -> list[int]:

@@ -123,7 +123,7 @@ def _internal(exercise_id: str, message: str, started: float) -> GradeResult:
 # correct but slower solution (loops, another library, a busy machine) still gets every check run.
 CHECK_FLOOR_S = 5.0
 CHECK_HEADROOM = 10.0
-IMPORT_LIMIT_S = 10.0  # importing the learner's file: a library the fork server has not loaded is slow
+IMPORT_LIMIT_S = 10.0  # importing the learner's file on a quiet machine: a library the fork server has not loaded is slow
 RUN_AT_LEAST_S = 0.05  # with less of the grade's budget left, a check is reported as not run
 SHRINK_PER_GRADE_S = 2.0  # all the shrinking of one grade together: a failing grade stays quick to read
 
@@ -142,6 +142,11 @@ class Budget:
 
     def remaining(self) -> float:
         return max(self.deadline - time.monotonic(), 0.0)
+
+    def import_limit(self) -> float:
+        """Importing the learner's file: IMPORT_LIMIT_S scaled by the load, as every limit is (scikit-learn's import
+        takes 10 s with four busy processes per core), within what is left."""
+        return min(IMPORT_LIMIT_S * self.load, self.remaining())
 
     def grant(self, seconds: float) -> float:
         granted = max(0.0, min(seconds, self.remaining(), self.shrink_left_s))
@@ -202,7 +207,7 @@ def _grade(exercise: Exercise, path: Path, runs: list, reference: ModuleType, de
     try:
         import_started = time.perf_counter()
         try:
-            sandbox.start(min(IMPORT_LIMIT_S, budget.remaining()))
+            sandbox.start(budget.import_limit())
         except SandboxBroken as exc:
             return _internal(exercise.id, str(exc), started)
         except SubmissionProblem as problem:
@@ -236,7 +241,7 @@ def _grade(exercise: Exercise, path: Path, runs: list, reference: ModuleType, de
                 continue
             if not sandbox.alive():
                 try:
-                    sandbox.start(min(IMPORT_LIMIT_S, budget.remaining()))  # a fresh process after a crash or a timeout
+                    sandbox.start(budget.import_limit())  # a fresh process after a crash or a timeout
                 except SandboxBroken as exc:
                     return _internal(exercise.id, str(exc), started)
                 except SubmissionProblem as problem:
@@ -324,7 +329,7 @@ def _run_check(name: str, spec: CheckSpec, device: str, sandbox: Sandbox, refere
         """The reference in a sandbox like the learner's, for timings that compare like with like."""
         reference_sandboxes.append(Sandbox(reference_config))
         try:
-            reference_sandboxes[-1].start(IMPORT_LIMIT_S)
+            reference_sandboxes[-1].start(IMPORT_LIMIT_S * budget.load)
         except (SubmissionProblem, SandboxBroken) as problem:
             raise GraderDefect(f"the reference could not start in a sandbox: {problem}") from None
         return Submission(reference_sandboxes[-1], device, max(budget.remaining(), limit))
