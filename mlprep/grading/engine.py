@@ -436,12 +436,14 @@ MAX_LOAD = 20.0  # beyond this the machine is not busy but stalled: a time limit
 
 def contention() -> float:
     """How many times longer work takes on this machine now than its own CPU time (>= 1): about 1 on a
-    quiet machine, 5 with four busy processes per core (they share the cores), whatever the machine's speed."""
-    wall, cpu = time.perf_counter(), time.process_time()
+    quiet machine, 5 with four busy processes per core (they share the cores), whatever the machine's speed.
+    The CPU time is this thread's: the process's would count the judge's other threads too (a batch grades
+    several files at once, and NumPy computes expected values on all cores), and a busy judge read as quiet."""
+    wall, cpu = time.perf_counter(), time.thread_time()
     total = 0
     for i in range(CONTENTION_WORK):
         total += i * i
-    wall, cpu = time.perf_counter() - wall, max(time.process_time() - cpu, 1e-6)
+    wall, cpu = time.perf_counter() - wall, max(time.thread_time() - cpu, 1e-6)
     return min(max(wall / cpu, 1.0), MAX_LOAD)
 
 
