@@ -643,7 +643,7 @@ def test_a_memory_growth_measures_the_reference_once_per_judge_process_and_the_l
         def __init__(self, who, bytes_per_row):
             self.who, self.bytes_per_row, self.device = who, bytes_per_row, "cpu"
 
-        def _run(self, scenario, args, kwargs, cutoff_s=None):
+        def _run(self, scenario, args, kwargs, cutoff_s=None, timed=False, cpu_cutoff_s=None):
             runs.append((self.who, args[0]))
             return self.bytes_per_row(args[0]) * args[0]
 

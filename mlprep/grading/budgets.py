@@ -193,14 +193,13 @@ def growth_check(sub: Submission, ctx: Context, scenario: Callable, small_args: 
     # (a batch, the self-check) for each reference, scenario and sizes; its time is measured in every run.
     peaks_key = ctx.reference_key(scenario, small_args, large_args) if measure == "memory" else None
     kept_peaks = _REFERENCE_PEAKS.get(peaks_key) if peaks_key is not None else None
-    timing: dict[str, Any] = {"timed": True} if measure == "time" else {}  # a memory scenario measures itself
 
     def run_reference(i: int) -> None:
         if kept_peaks is not None:
             costs[("reference", i)] = list(kept_peaks[i])
             return
         try:
-            value = ctx.reference_submission()._run(scenario, (small_args, large_args)[i], {}, **timing)
+            value = ctx.reference_submission()._run(scenario, (small_args, large_args)[i], {}, timed=measure == "time")  # a memory scenario measures itself
         except SubmissionProblem as problem:
             raise GraderDefect(f"the reference failed the growth scenario {scenario.__name__}: {problem.message}") from None
         costs[("reference", i)].append(measured(value, "reference", i))
@@ -217,7 +216,7 @@ def growth_check(sub: Submission, ctx: Context, scenario: Callable, small_args: 
 
         try:
             with out_of_memory_said(out_of_memory, fails=dict(failing_input=failing, max_growth=max_growth, sizes=[n_small, n_large], **verdict)):
-                value = sub._run(scenario, (small_args, large_args)[i], {}, cutoff_s=cutoff, **timing, **({"cpu_cutoff_s": cpu_cutoff} if timing else {}))
+                value = sub._run(scenario, (small_args, large_args)[i], {}, cutoff_s=cutoff, timed=measure == "time", cpu_cutoff_s=cpu_cutoff)
         except SubmissionTimeout as stopped:
             if cutoff is None or sub.remaining_s() <= 0:
                 raise
